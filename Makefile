@@ -1,0 +1,33 @@
+# One virtual environment for everything; re-installed only when pyproject.toml changes.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+
+.PHONY: demo test bench schemas goldens fuzz clean
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[test]'
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(VENV)/bin/nflow-sim < examples/quickstart/diagram.json > $(VENV)/demo-result.json
+	$(PY) examples/quickstart/summary.py $(VENV)/demo-result.json
+
+test: $(STAMP)
+	$(PY) -m pytest
+
+schemas: $(STAMP)
+	$(PY) -m nflow_compat.schema --write schemas
+
+goldens: $(STAMP)
+	$(PY) -m tests.goldens --regenerate-regression
+
+bench: $(STAMP)
+	$(PY) -m pip install -q -e '.[bench]'
+	$(PY) -m bench
+
+clean:
+	rm -rf $(VENV) build *.egg-info

@@ -1,0 +1,155 @@
+"""Block handlers, one module per nflow library, registered by type name.
+
+A handler is ``build(io: BlockIO) -> Phases``: it reads its resolved params and port
+slots from ``io`` once (at compile time) and returns the closures the engine calls per
+step. Signals live in one flat list ``io.S``: a width-1 signal is a Python float, a
+wider one a 1-D numpy array that is replaced, never mutated in place. Only UPDATE (and
+AFTER_STEP for recorders) may change block state; OUTPUT and ALGEBRAIC must be pure so
+that solvers and algebraic-loop sweeps can re-enter them.
+"""
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from ..errors import DiagramError
+
+Fn = Callable[[], None]
+
+
+@dataclass
+class Phases:
+    init: Fn | None = None          # reset state; called once at the start of every run
+    output: Fn | None = None        # state/time-only outputs, declaration order
+    algebraic: Fn | None = None     # direct feedthrough, topological order, pure
+    update: Fn | None = None        # commit state at the end of a major step
+    after_step: Fn | None = None    # recorders, stop flag
+    result: Callable[[], tuple] | None = None  # (section, key, value) for the run's result
+    continuous: int = 0             # continuous states owned (integrated by a solver, not yet ported)
+
+
+@dataclass
+class Handler:
+    type: str
+    build: Callable
+    widths: Callable            # (io_block, in_widths) -> list of output widths
+    feedthrough: Callable       # (block) -> bool, or the set of input ports whose current
+                                # values ALGEBRAIC outputs depend on
+
+
+REGISTRY: dict[str, Handler] = {}
+
+# Handler modules, grouped like nflow's libraries; importing one registers its blocks.
+MODULES = ("source", "sink", "math", "logic", "nonlinear", "discrete", "continuous", "utility")
+
+
+def _always(value):
+    return lambda block: value
+
+
+def block(type_name: str, *, widths=None, feedthrough=True):
+    """Register ``build`` as the handler of ``type_name``. ``feedthrough`` is True (every
+    input feeds through in ALGEBRAIC), False, a set of ports, or a callable of the block
+    returning one of those."""
+    def register(build):
+        REGISTRY[type_name] = Handler(
+            type=type_name, build=build, widths=widths or elementwise,
+            feedthrough=feedthrough if callable(feedthrough) else _always(feedthrough))
+        return build
+    return register
+
+
+# ----------------------------------------------------------------------------- width rules
+
+def elementwise(block, in_widths):
+    """Output 0 is as wide as the widest input; every input is that wide or scalar."""
+    widths = [w for w in in_widths if w]
+    out = max(widths, default=1)
+    for port, w in enumerate(in_widths):
+        if w not in (0, 1, out):
+            raise DiagramError("width_mismatch", f"block {block.id!r} ({block.type.type}): input {port} has "
+                               f"width {w} but another input has width {out}; widths must agree or be 1",
+                               block=block.id, path=block.path)
+    return [out] * max(block.outputs, 1 if block.outputs else 0)
+
+
+def scalar_out(block, in_widths):
+    return [1] * block.outputs
+
+
+def no_outputs(block, in_widths):
+    return []
+
+
+def param_width(name: str):
+    """Output as wide as the param's value (a vector param), else as the input."""
+    def rule(block, in_widths):
+        value = block.params.get(name)
+        n = getattr(value, "size", 1)
+        if n > 1:
+            return [int(n)] * block.outputs
+        return elementwise(block, in_widths)
+    return rule
+
+
+def load_all() -> dict:
+    for name in MODULES:
+        importlib.import_module(f"{__name__}.{name}")
+    return REGISTRY
+
+
+class BlockIO:
+    """What a handler sees of its block: params, slots into the signal store, context."""
+
+    __slots__ = ("block", "id", "params", "S", "ctx", "ins", "in_widths", "outs", "out_widths", "variables")
+
+    def __init__(self, block, S, ctx, ins, in_widths, outs, out_widths, variables=None):
+        self.block = block
+        self.variables = variables or {}   # the diagram's variables (name -> float or array)
+        self.id = block.id
+        self.params = block.params
+        self.S = S
+        self.ctx = ctx
+        self.ins = ins                # slot per input port, None when unconnected
+        self.in_widths = in_widths    # 0 when unconnected
+        self.outs = outs
+        self.out_widths = out_widths
+
+    @property
+    def width(self) -> int:
+        """Width of output 0 (or of input 0 for sinks)."""
+        if self.out_widths:
+            return self.out_widths[0]
+        return max(1, self.in_widths[0]) if self.in_widths else 1
+
+    def fail(self, code: str, message: str, param: str | None = None):
+        raise DiagramError(code, f"block {self.id!r} ({self.block.type.type}): {message}",
+                           **self.block.where(param))
+
+    def initial(self, name: str, width: int | None = None):
+        """An initial-condition param sized to ``width``: a scalar is broadcast, a short
+        list repeats its last element (nflow's rule)."""
+        return fit(self.params.get(name, 0.0), self.width if width is None else width)
+
+
+def fit(value, width: int):
+    """float for width 1, else a float array of ``width`` (scalar broadcast, last repeated)."""
+    arr = np.atleast_1d(np.asarray(value, dtype=float)).reshape(-1)
+    if width == 1:
+        return float(arr[0]) if arr.size else 0.0
+    if arr.size == 0:
+        return np.zeros(width)
+    if arr.size >= width:
+        return arr[:width].copy()
+    return np.concatenate([arr, np.full(width - arr.size, arr[-1])])
+
+
+def supported_types() -> list:
+    """Every type with both a manifest entry and a handler: what `nflow-sim blocks` lists."""
+    from ..manifests import block_types
+    types = block_types()
+    return [{"type": t, "library": types[t].library, "label": types[t].label}
+            for t in sorted(load_all(), key=lambda t: (types[t].library, t.lower())) if t in types]

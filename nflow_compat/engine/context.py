@@ -1,0 +1,18 @@
+"""The run context every handler sees: time, step, stop flag, events, warnings."""
+from __future__ import annotations
+
+
+class Ctx:
+    __slots__ = ("t", "dt", "k", "stop", "side_effect_free", "events", "warnings")
+
+    def __init__(self, dt: float):
+        self.dt = dt
+        self.reset()
+
+    def reset(self):
+        self.t = 0.0
+        self.k = 0
+        self.stop = False
+        self.side_effect_free = False
+        self.events = []
+        self.warnings = []

@@ -1,0 +1,124 @@
+"""The algebraic wave: topological order of direct-feedthrough blocks, and Gauss-Seidel
+relaxation of the strongly connected groups (algebraic loops) nflow also relaxes."""
+from __future__ import annotations
+
+import heapq
+
+import numpy as np
+
+from ..errors import SimulationError
+
+MAX_SWEEPS = 500
+REL_TOL = 1e-12
+
+
+def algebraic_order(diagram, phases, feedthrough, sources) -> list:
+    """Groups of block indices in evaluation order; a group of several is a loop."""
+    nodes = [i for i, p in enumerate(phases) if p.algebraic]
+    is_node = set(nodes)
+    succ = {i: [] for i in nodes}
+    for dst in nodes:
+        ports = feedthrough[dst]
+        for port, src in enumerate(sources[dst]):
+            if not _feeds_through(ports, port):
+                continue
+            if src is not None and src[0] in is_node and src[0] != dst:
+                succ[src[0]].append(dst)
+    groups = _tarjan(nodes, succ)
+    group_of = {i: g for g, members in enumerate(groups) for i in members}
+    # Kahn over the condensation; ties broken by the smallest block index (declaration order)
+    indeg = [0] * len(groups)
+    gsucc = [set() for _ in groups]
+    for a in nodes:
+        for b in succ[a]:
+            ga, gb = group_of[a], group_of[b]
+            if ga != gb and gb not in gsucc[ga]:
+                gsucc[ga].add(gb)
+                indeg[gb] += 1
+    heap = [(min(groups[g]), g) for g in range(len(groups)) if indeg[g] == 0]
+    heapq.heapify(heap)
+    order = []
+    while heap:
+        _, g = heapq.heappop(heap)
+        order.append(sorted(groups[g]))
+        for h in gsucc[g]:
+            indeg[h] -= 1
+            if indeg[h] == 0:
+                heapq.heappush(heap, (min(groups[h]), h))
+    return order
+
+
+def _feeds_through(ports, port: int) -> bool:
+    return ports is True or (ports is not False and port in ports)
+
+
+def self_loop(i, sources, feedthrough) -> bool:
+    return any(src is not None and src[0] == i and _feeds_through(feedthrough[i], port)
+               for port, src in enumerate(sources[i]))
+
+
+def _tarjan(nodes, succ) -> list:
+    index, low, on_stack, stack, groups = {}, {}, set(), [], []
+    counter = [0]
+    for root in nodes:
+        if root in index:
+            continue
+        work = [(root, iter(succ[root]))]
+        index[root] = low[root] = counter[0]
+        counter[0] += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            v, it = work[-1]
+            advanced = False
+            for w in it:
+                if w not in index:
+                    index[w] = low[w] = counter[0]
+                    counter[0] += 1
+                    stack.append(w)
+                    on_stack.add(w)
+                    work.append((w, iter(succ[w])))
+                    advanced = True
+                    break
+                if w in on_stack:
+                    low[v] = min(low[v], index[w])
+            if advanced:
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[v])
+            if low[v] == index[v]:
+                group = []
+                while True:
+                    w = stack.pop()
+                    on_stack.discard(w)
+                    group.append(w)
+                    if w == v:
+                        break
+                groups.append(group)
+    return groups
+
+
+def relaxation(group, blocks, phases, S, slot_of):
+    """One callable that sweeps the loop's blocks until their outputs stop changing."""
+    fns = [phases[i].algebraic for i in group]
+    slots = [slot_of[(i, p)] for i in group for p in range(blocks[i].outputs)]
+    names = ", ".join(repr(blocks[i].id) for i in group)
+
+    def relax():
+        for _ in range(MAX_SWEEPS):
+            before = [S[s] for s in slots]
+            for f in fns:
+                f()
+            if all(_settled(S[s], b) for s, b in zip(slots, before)):
+                return
+        raise SimulationError("algebraic_loop", f"algebraic loop through blocks {names} did not converge in "
+                              f"{MAX_SWEEPS} sweeps; break it with a unitDelay or integrator",
+                              block=blocks[group[0]].id, blocks=[blocks[i].id for i in group])
+
+    return relax
+
+
+def _settled(new, old) -> bool:
+    diff = np.abs(np.asarray(new, dtype=float) - np.asarray(old, dtype=float))
+    return bool(np.all(diff <= REL_TOL * np.maximum(1.0, np.abs(np.asarray(new, dtype=float)))))

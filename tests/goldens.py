@@ -1,0 +1,91 @@
+"""Golden-file regression suite: every ``fixtures/**/*.json`` is a diagram with the result
+it must give and where that expectation comes from (``provenance``):
+
+* ``doc-stated``   an nflow page states the result (``source`` names the page);
+* ``analytic``     a closed form (``derivation`` says which);
+* ``msl-reference`` Modelica Standard Library reference results;
+* ``regression``   our own earlier output, reviewed. Only these are ever regenerated:
+  ``python -m tests.goldens --regenerate-regression`` (``make goldens``).
+
+``expect`` is compared recursively against the result: every key it names must be there;
+numbers within ``tolerance`` (abs + rel*|expected|), ``null`` matches NaN.
+"""
+from __future__ import annotations
+
+import math
+import sys
+from pathlib import Path
+
+import orjson
+
+import nflow_compat as nc
+
+ROOT = Path(__file__).resolve().parent.parent / "fixtures"
+PROVENANCES = ("doc-stated", "analytic", "msl-reference", "regression")
+
+
+def fixture_paths() -> list:
+    return sorted(p for p in ROOT.rglob("*.json"))
+
+
+def load(path: Path) -> dict:
+    return orjson.loads(path.read_bytes())
+
+
+def run(fixture: dict) -> dict:
+    return orjson.loads(nc.simulate_json(orjson.dumps(fixture["diagram"])))
+
+
+def mismatches(expected, actual, tol: dict, where: str = "") -> list:
+    """Human-readable differences (empty when the result matches)."""
+    a_tol, r_tol = tol.get("abs", 1e-12), tol.get("rel", 1e-12)
+    if isinstance(expected, dict):
+        if not isinstance(actual, dict):
+            return [f"{where}: expected an object, got {type(actual).__name__}"]
+        out = []
+        for key, value in expected.items():
+            if key not in actual:
+                out.append(f"{where}/{key}: missing")
+            else:
+                out += mismatches(value, actual[key], tol, f"{where}/{key}")
+        return out
+    if isinstance(expected, list):
+        if not isinstance(actual, list) or len(actual) != len(expected):
+            return [f"{where}: expected {len(expected)} items, got "
+                    f"{len(actual) if isinstance(actual, list) else type(actual).__name__}"]
+        out = []
+        for i, (e, a) in enumerate(zip(expected, actual)):
+            out += mismatches(e, a, tol, f"{where}/{i}")
+            if len(out) > 5:
+                break
+        return out
+    if expected is None or isinstance(expected, (int, float)) and not isinstance(expected, bool):
+        if expected is None or actual is None:
+            return [] if expected is None and (actual is None or actual != actual) else \
+                [f"{where}: expected {expected}, got {actual}"]
+        if not isinstance(actual, (int, float)):
+            return [f"{where}: expected {expected}, got {actual!r}"]
+        if math.isinf(expected) or math.isinf(actual):
+            return [] if expected == actual else [f"{where}: expected {expected}, got {actual}"]
+        ok = abs(actual - expected) <= a_tol + r_tol * abs(expected)
+        return [] if ok else [f"{where}: expected {expected!r}, got {actual!r}"]
+    return [] if expected == actual else [f"{where}: expected {expected!r}, got {actual!r}"]
+
+
+def regenerate_regression() -> int:
+    count = 0
+    for path in fixture_paths():
+        fixture = load(path)
+        if fixture.get("provenance") != "regression":
+            continue
+        result = run(fixture)
+        fixture["expect"] = {key: result[key] for key in fixture["expect"]}
+        path.write_bytes(orjson.dumps(fixture, option=orjson.OPT_INDENT_2) + b"\n")
+        count += 1
+    return count
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] != ["--regenerate-regression"]:
+        sys.exit("usage: python -m tests.goldens --regenerate-regression")
+    print(f"regenerated {regenerate_regression()} regression golden(s); review the diff before committing")

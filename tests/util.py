@@ -1,0 +1,51 @@
+"""Small builders so tests state diagrams in a line or two."""
+from __future__ import annotations
+
+import numpy as np
+
+import nflow_compat as nc
+
+
+def blk(id, type, params=None, inputs=None, outputs=None, **kw):
+    b = {"id": id, "type": type, "params": dict(params or {}, **kw)}
+    if inputs is not None:
+        b["inputs"] = inputs
+    if outputs is not None:
+        b["outputs"] = outputs
+    return b
+
+
+def wire(src, dst, from_index=0, to_index=0):
+    return {"from": src, "to": dst, "fromIndex": from_index, "toIndex": to_index}
+
+
+def diagram(blocks, connections, dt=0.1, duration=1.0, solver="discrete", variables=None, **extra):
+    return dict({"blocks": blocks, "connections": connections, "sampleTime": dt, "duration": duration,
+                 "solver": solver, "variables": variables or {}}, **extra)
+
+
+def record(id="w", name="y"):
+    return blk(id, "toWorkspace", VariableName=name, SaveFormat="Array")
+
+
+def run(d) -> dict:
+    return nc.simulate(d)
+
+
+def trace(d, name="y") -> np.ndarray:
+    """The recorded N x W array of ``name``."""
+    return np.asarray(nc.simulate(d)["workspace"][name], dtype=float)
+
+
+def through(block, *sources, dt=0.1, duration=1.0, solver="discrete"):
+    """Drive ``block`` (a blk dict with id 'b') from source blocks (ids s0, s1, ...) on its
+    inputs in order, record output 0; returns (time, N x W values)."""
+    blocks = [dict(s, id=f"s{k}") for k, s in enumerate(sources)] + [block, record()]
+    conns = [wire(f"s{k}", block["id"], 0, k) for k in range(len(sources))] + [wire(block["id"], "w")]
+    res = nc.simulate(diagram(blocks, conns, dt=dt, duration=duration, solver=solver))
+    return np.asarray(res["time"]), np.asarray(res["workspace"]["y"], dtype=float)
+
+
+def series(values, name="seq"):
+    """A source block that plays ``values`` one per sample (repeatingSequenceStair)."""
+    return blk(name, "repeatingSequenceStair", OutValues=list(values))
