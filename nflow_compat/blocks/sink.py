@@ -1,0 +1,167 @@
+"""nflow's Sinks library: recorders and the stop block (all act in AFTER_STEP)."""
+from __future__ import annotations
+
+import math
+from collections import deque
+
+import numpy as np
+
+from ..results import workspace_value
+from . import Phases, block, no_outputs
+
+NAN = math.nan
+_INT_RANGE = 2.0 ** 31
+
+
+def _as_int(value: float) -> int | None:
+    """C++ static_cast<int>: truncation toward zero; None where the cast is undefined
+    (NaN, inf, out of range), which x86 turns into INT_MIN."""
+    if math.isfinite(value) and -_INT_RANGE < value < _INT_RANGE:
+        return int(value)
+    return None
+
+
+def _decimation(value: float) -> int:
+    """Keep one sample in k; k is truncated and anything below 1 means every sample."""
+    k = _as_int(value)
+    return k if k is not None and k >= 1 else 1
+
+
+def _window(max_points: float):
+    """MaxDataPoints: a container keeping the last N kept samples (N truncated);
+    inf, NaN, 0 or negative (anything not >= 1) keep everything."""
+    if max_points >= 1.0 and max_points < 2.0 ** 62:
+        n = int(max_points)
+        return lambda: deque(maxlen=n)
+    return list
+
+
+def _matrix(samples, width: int) -> np.ndarray:
+    if not samples:
+        return np.zeros((0, width))
+    return np.ascontiguousarray(np.array(samples, dtype=float).reshape(len(samples), -1)[:, :width])
+
+
+@block("toWorkspace", widths=no_outputs, feedthrough=False)
+def to_workspace(io):
+    """Records (t, input) after every step kept by Decimation (steps 0, k, 2k, ...), keeps
+    the last MaxDataPoints of those, and returns them as ``workspace[VariableName]`` in
+    SaveFormat. The width is fixed from the input at compile time (1 when unconnected);
+    an unconnected input records NaN."""
+    p = io.params
+    width = io.width
+    decimation = _decimation(p["Decimation"])
+    make = _window(p["MaxDataPoints"])
+    ctx, S, slot = io.ctx, io.S, io.ins[0]
+    nan_row = NAN if width == 1 else np.full(width, NAN)
+    times = values = None
+    count = 0
+
+    def init():
+        nonlocal times, values, count
+        times, values, count = make(), make(), 0
+
+    if slot is None:
+        def sample():
+            times.append(ctx.t)
+            values.append(nan_row)
+    else:
+        def sample():
+            times.append(ctx.t)
+            values.append(S[slot])  # signals are replaced, never mutated: no copy needed
+
+    if decimation == 1:
+        after_step = sample
+    else:
+        def after_step():
+            nonlocal count
+            if count % decimation == 0:
+                sample()
+            count += 1
+
+    def result():
+        data = _matrix(list(values), width)
+        return "workspace", p["VariableName"], workspace_value(p["SaveFormat"], io.id, np.array(list(times)), data)
+    return Phases(init=init, after_step=after_step, result=result)
+
+
+@block("stopSimulation", widths=no_outputs, feedthrough=False)
+def stop_simulation(io):
+    """Ends the run after the step in which any input element is nonzero (that step is
+    still recorded). C++ ``v != 0.0`` is true for NaN, so NaN stops too. Unconnected: never."""
+    slot, S, ctx = io.ins[0], io.S, io.ctx
+    if slot is None:
+        return Phases()
+    if io.in_widths[0] <= 1:
+        def after_step():
+            if S[slot] != 0.0:
+                ctx.stop = True
+    else:
+        def after_step():
+            if (S[slot] != 0.0).any():
+                ctx.stop = True
+    return Phases(after_step=after_step)
+
+
+@block("terminator", widths=no_outputs, feedthrough=False)
+def terminator(io):
+    """Swallows its input; nflow's handler does nothing in any phase."""
+    return Phases()
+
+
+@block("scope", widths=no_outputs, feedthrough=False)
+def scope(io):
+    """One series per input element over all ports in port order (an unconnected port
+    is one NaN series). nflow keeps only the series; the result also carries the sample
+    times, under ``scopes[<id>]``."""
+    ctx, S = io.ctx, io.S
+    ports = [(slot, max(1, w)) for slot, w in zip(io.ins, io.in_widths)]
+    width = sum(w for _, w in ports) or 1
+    times, rows = [], []
+
+    def init():
+        times.clear()
+        rows.clear()
+
+    def after_step():
+        row = []
+        for slot, w in ports:
+            if slot is None:
+                row.extend([NAN] * w)
+            elif w == 1:
+                row.append(S[slot])
+            else:
+                row.extend(S[slot].tolist())
+        times.append(ctx.t)
+        rows.append(row)
+
+    def result():
+        return "scopes", io.id, {"type": "scope", "time": np.array(times), "values": _matrix(rows, width)}
+    return Phases(init=init, after_step=after_step, result=result)
+
+
+@block("display", widths=no_outputs, feedthrough=False)
+def display(io):
+    """Keeps the latest sampled input. nflow counts the step BEFORE testing, so with
+    Decimation k it samples steps k-1, 2k-1, ... (0-based); every step when k <= 1. The
+    value is NaN until the first sample and for an unconnected input."""
+    p = io.params
+    decimation = _decimation(p["Decimation"])
+    ctx, S, slot = io.ctx, io.S, io.ins[0]
+    value, when, count = NAN, None, 0
+
+    def init():
+        nonlocal value, when, count
+        value, when, count = NAN, None, 0
+
+    def after_step():
+        nonlocal value, when, count
+        count += 1
+        if count % decimation == 0:
+            value = NAN if slot is None else S[slot]
+            when = ctx.t
+
+    def result():
+        return "scopes", io.id, {"type": "display", "label": p["Label"], "time": when,
+                                 "value": np.atleast_1d(np.asarray(value, dtype=float)).copy()}
+    return Phases(init=init, after_step=after_step, result=result)

@@ -1,0 +1,500 @@
+"""nflow's Sources library: blocks whose OUTPUT depends on time and state only.
+
+Every source here emits in OUTPUT (declaration order, before the algebraic wave) and
+has no direct feedthrough. The counters and the stair sequence keep a step counter
+that only UPDATE advances, so a repeated OUTPUT within a step is harmless.
+"""
+from __future__ import annotations
+
+import bisect
+import math
+
+import numpy as np
+
+from ..errors import DiagramError
+from ..signals import quantize
+from . import Phases, block
+
+TWO_PI = 2.0 * math.pi
+
+
+def _scalar_out(block, in_widths):
+    return [1] * block.outputs
+
+
+# ----------------------------------------------------------------------------- constants
+
+def _constant_value(params):
+    """Value flattened column-major (nflow's layout for matrices); None when empty."""
+    value = params.get("Value", 0.0)
+    if isinstance(value, np.ndarray):
+        flat = np.ascontiguousarray(value.reshape(-1, order="F"), dtype=float)
+        if flat.size == 0:
+            return None
+        return float(flat[0]) if flat.size == 1 else flat
+    return float(value)
+
+
+def _constant_widths(block, in_widths):
+    value = _constant_value(block.params)
+    n = value.size if isinstance(value, np.ndarray) else 1
+    return [n] * block.outputs
+
+
+@block("constant", widths=_constant_widths, feedthrough=False)
+def constant(io):
+    """Value cast to OutDataType. A list Value gives a vector signal as wide as the list
+    (a matrix is laid out column-major); an empty list reads as 0."""
+    value = _constant_value(io.params)
+    if value is None:
+        value = 0.0
+    value = quantize(value, io.params["OutDataType"])
+    S, o = io.S, io.outs[0]
+
+    def output():
+        S[o] = value
+    return Phases(output=output)
+
+
+@block("enumeratedConstant", widths=_scalar_out, feedthrough=False)
+def enumerated_constant(io):
+    """The numeric Value of the enumeration member; EnumClass is documentation only."""
+    value = float(io.params["Value"])
+    S, o = io.S, io.outs[0]
+
+    def output():
+        S[o] = value
+    return Phases(output=output)
+
+
+# ----------------------------------------------------------------------------- time functions
+
+@block("step", widths=_scalar_out, feedthrough=False)
+def step(io):
+    """1 from t >= Time on, else 0."""
+    t0 = io.params["Time"]
+    S, o, ctx = io.S, io.outs[0], io.ctx
+
+    def output():
+        S[o] = 1.0 if ctx.t >= t0 else 0.0
+    return Phases(output=output)
+
+
+@block("sine", widths=_scalar_out, feedthrough=False)
+def sine(io):
+    """Amplitude*sin(2*pi*Frequency*t + Phase), Phase in radians."""
+    p = io.params
+    a, ph = p["Amplitude"], p["Phase"]
+    w = TWO_PI * p["Frequency"]  # (2*pi*f)*t: the handler's evaluation order
+    S, o, ctx, sin = io.S, io.outs[0], io.ctx, math.sin
+
+    def output():
+        S[o] = a * sin(w * ctx.t + ph)
+    return Phases(output=output)
+
+
+@block("clock", widths=_scalar_out, feedthrough=False)
+def clock(io):
+    """The simulation time t (DisplayTime / Decimation only affect the editor)."""
+    S, o, ctx = io.S, io.outs[0], io.ctx
+
+    def output():
+        S[o] = ctx.t
+    return Phases(output=output)
+
+
+@block("ramp", widths=_scalar_out, feedthrough=False)
+def ramp(io):
+    """slope*(t - start) from t >= start on, else 0."""
+    slope, start = io.params["slope"], io.params["start"]
+    S, o, ctx = io.S, io.outs[0], io.ctx
+
+    def output():
+        t = ctx.t
+        S[o] = slope * (t - start) if t >= start else 0.0
+    return Phases(output=output)
+
+
+@block("pulse", widths=_scalar_out, feedthrough=False)
+def pulse(io):
+    """Offset, plus Amplitude during the first Width percent of every Period from
+    StartTime on. The high phase ends a hair (1e-12 of a period) early so a sample that
+    lands on the falling edge reads low despite rounding in fmod."""
+    p = io.params
+    amp, period, offset, start = p["Amplitude"], p["Period"], p["Offset"], p["StartTime"]
+    high = (p["Width"] * period) / 100.0 - 1e-12 * period
+    S, o, ctx, fmod = io.S, io.outs[0], io.ctx, math.fmod
+
+    if not period > 0.0:  # no period: the offset alone
+        def output():
+            S[o] = offset
+        return Phases(output=output)
+
+    def output():
+        t = ctx.t
+        if t >= start and fmod(t - start, period) < high:
+            S[o] = offset + amp
+        else:
+            S[o] = offset
+    return Phases(output=output)
+
+
+@block("signalGenerator", widths=_scalar_out, feedthrough=False)
+def signal_generator(io):
+    """sine: A*sin(2*pi*f*t). square: -A over the first half of each period, +A over the
+    second (decided on the phase f*t, not on the sign of a sine). sawtooth: from +A down
+    to -A over each period."""
+    p = io.params
+    amp, freq, wave = p["Amplitude"], p["Frequency"], p["Waveform"]
+    S, o, ctx, floor = io.S, io.outs[0], io.ctx, math.floor
+
+    if wave == "square":
+        def output():
+            ph = freq * ctx.t
+            S[o] = amp * (-1.0 if ph - floor(ph) < 0.5 else 1.0)
+    elif wave == "sawtooth":
+        def output():
+            ph = freq * ctx.t
+            S[o] = amp * (1.0 - 2.0 * (ph - floor(ph)))
+    else:
+        sin, w = math.sin, TWO_PI * freq
+
+        def output():
+            S[o] = amp * sin(w * ctx.t)
+    return Phases(output=output)
+
+
+@block("chirp", widths=_scalar_out, feedthrough=False)
+def chirp(io):
+    """Linear sweep from f1 (at t = 0) to f2 (at t = T), continuing past T:
+    A*sin(2*pi*(f1*t + k*t^2/2)), k = (f2 - f1)/max(T, 1e-3). The handler's start
+    frequency, end frequency and sweep time are the manifest's f1, f2 and T."""
+    p = io.params
+    amp, f_start = p["Amplitude"], p["f1"]
+    k = (p["f2"] - f_start) / max(0.001, p["T"])
+    S, o, ctx, sin = io.S, io.outs[0], io.ctx, math.sin
+
+    def output():
+        t = ctx.t
+        S[o] = amp * sin(TWO_PI * (f_start * t + 0.5 * k * t * t))
+    return Phases(output=output)
+
+
+@block("repeatingSequenceInterpolated", widths=_scalar_out, feedthrough=False)
+def repeating_sequence_interpolated(io):
+    """Periodic piecewise-linear table: the period is the last TimeValues entry and t is
+    wrapped into [0, period). One point, or a period <= 0, gives OutValues[0]."""
+    tv = [float(x) for x in io.params["TimeValues"]]
+    ov = [float(x) for x in io.params["OutValues"]]
+    n = min(len(tv), len(ov))
+    S, o, ctx = io.S, io.outs[0], io.ctx
+
+    if n == 0 or n == 1 or not tv[n - 1] > 0.0:
+        value = 0.0 if n == 0 else ov[0]
+
+        def output():
+            S[o] = value
+        return Phases(output=output)
+
+    period, fmod = tv[n - 1], math.fmod
+    segments = [(tv[i], tv[i + 1], ov[i], ov[i + 1]) for i in range(n - 1)]
+    last = ov[n - 1]
+
+    def output():
+        tm = fmod(ctx.t, period)
+        if tm < 0.0:
+            tm += period
+        for ta, tb, va, vb in segments:
+            if tm <= tb:
+                w = tb - ta
+                S[o] = va if w <= 0.0 else va + (vb - va) * (tm - ta) / w
+                return
+        S[o] = last  # only reachable when tv is not increasing
+    return Phases(output=output)
+
+
+# ----------------------------------------------------------------------------- counters
+
+@block("repeatingSequenceStair", widths=_scalar_out, feedthrough=False)
+def repeating_sequence_stair(io):
+    """OutValues played one entry per step, starting over after the last (0 if empty)."""
+    vals = [float(x) for x in io.params["OutValues"]]
+    n = len(vals)
+    S, o = io.S, io.outs[0]
+    index = 0
+
+    def init():
+        nonlocal index
+        index = 0
+
+    if n == 0:
+        def output():
+            S[o] = 0.0
+        return Phases(init=init, output=output)
+
+    def output():
+        S[o] = vals[index]
+
+    def update():
+        nonlocal index
+        index = (index + 1) % n
+    return Phases(init=init, output=output, update=update)
+
+
+@block("counterFreeRunning", widths=_scalar_out, feedthrough=False)
+def counter_free_running(io):
+    """0, 1, 2, ... modulo 2^NumBits (NumBits floored and kept in 1..53); the count is
+    emitted before the step's increment, so the first sample is 0."""
+    bits = io.params["NumBits"]
+    if math.isfinite(bits):
+        bits = float(math.floor(bits))
+    # clamp like C++ min(53, max(1, floor(NumBits))): NaN and -inf give 1, +inf gives 53
+    bits = min(53.0, bits) if bits >= 1.0 else 1.0
+    modulus = 2.0 ** bits
+    S, o, fmod = io.S, io.outs[0], math.fmod
+    count = 0.0
+
+    def init():
+        nonlocal count
+        count = 0.0
+
+    def output():
+        S[o] = count
+
+    def update():
+        nonlocal count
+        count = fmod(count + 1.0, modulus)
+    return Phases(init=init, output=output, update=update)
+
+
+@block("counterLimited", widths=_scalar_out, feedthrough=False)
+def counter_limited(io):
+    """0, 1, ..., UpperLimit, 0, 1, ...: the count returns to 0 on the step after it
+    reached (or passed) UpperLimit; emitted before the step's increment."""
+    upper = io.params["UpperLimit"]
+    S, o = io.S, io.outs[0]
+    count = 0.0
+
+    def init():
+        nonlocal count
+        count = 0.0
+
+    def output():
+        S[o] = count
+
+    def update():
+        nonlocal count
+        count = 0.0 if count >= upper else count + 1.0
+    return Phases(init=init, output=output, update=update)
+
+
+# ----------------------------------------------------------------------------- fromWorkspace
+
+_MAX_WIDTH = 1_000_000  # signal elements, as the diagram's width limit
+
+
+class _WorkspaceData:
+    """The played-back samples: sorted times (n) and an n x width value matrix."""
+
+    __slots__ = ("times", "values", "width")
+
+    def __init__(self, times: np.ndarray, values: np.ndarray, width: int):
+        self.times, self.values, self.width = times, values, width
+
+
+class _BadData(Exception):
+    def __init__(self, code: str, message: str, param: str):
+        super().__init__(message)
+        self.code, self.message, self.param = code, message, param
+
+
+def _handler_number(x) -> float:
+    """The injected arrays are read like nflow does: anything but a number is 0."""
+    if isinstance(x, (int, float)) and not isinstance(x, bool):
+        return float(x)
+    return 0.0
+
+
+def _injected(params) -> _WorkspaceData:
+    """nflow's own form: ``times`` (n), ``values`` (n*width, sample-major) and ``width``.
+    ``values`` may also be n rows; without ``width`` the row length (or len/n) is used."""
+    raw_t, raw_v = params["times"], params.get("values", [])
+    if not isinstance(raw_t, list):
+        raw_t = [raw_t]
+    times = np.array([_handler_number(x) for x in raw_t], dtype=float)
+    if not isinstance(raw_v, list):
+        raw_v = [raw_v]
+    rows = raw_v and all(isinstance(r, list) for r in raw_v)
+    flat = [_handler_number(x) for r in raw_v for x in r] if rows else [_handler_number(x) for x in raw_v]
+    n = times.size
+    if params.get("width") is not None:
+        w = params["width"]
+        width = max(1, int(w)) if math.isfinite(w) and abs(w) < 2**31 else 1
+        if width > _MAX_WIDTH:
+            raise _BadData("fromworkspace_bad_data", f"width {width} is larger than {_MAX_WIDTH}", "width")
+    elif rows:
+        width = max(1, len(raw_v[0]))
+    elif n and len(flat) > n and len(flat) % n == 0:
+        width = len(flat) // n
+    else:
+        width = 1
+    grid = np.zeros(n * width)
+    m = min(len(flat), grid.size)
+    grid[:m] = flat[:m]  # missing samples read as 0, extra ones are never reached
+    return _WorkspaceData(times, grid.reshape(n, width), width)
+
+
+def _numbers(value, what: str) -> np.ndarray:
+    """A real array from JSON numbers (null = NaN, as jsonencode writes NaN)."""
+    def conv(x):
+        if isinstance(x, list):
+            return [conv(v) for v in x]
+        if x is None:
+            return math.nan
+        if isinstance(x, bool) or not isinstance(x, (int, float)):
+            raise _BadData("fromworkspace_bad_data", f"{what} must hold only numbers, got {x!r}", "Data")
+        return float(x)
+    try:
+        return np.array(conv(value), dtype=float)
+    except ValueError:
+        raise _BadData("fromworkspace_bad_data", f"{what} is a ragged array", "Data") from None
+    except RecursionError:
+        raise _BadData("fromworkspace_bad_data", f"{what} is nested too deeply", "Data") from None
+
+
+def _inline(data) -> _WorkspaceData:
+    """``Data`` given in the diagram: a [time, values] matrix (rows [t, v1, v2, ...]) or a
+    struct {"time": [...], "signals": {"values": N x W}} (what toWorkspace returns)."""
+    if isinstance(data, dict):
+        if "time" not in data or not isinstance(data.get("signals"), dict) or "values" not in data["signals"]:
+            raise _BadData("fromworkspace_bad_data",
+                           "Data as an object needs 'time' and 'signals': {'values': ...}", "Data")
+        times = _numbers(data["time"], "Data.time").reshape(-1)
+        values = _numbers(data["signals"]["values"], "Data.signals.values")
+        n = times.size
+        if values.ndim == 0:
+            values = values.reshape(1, 1)
+        elif values.ndim == 1:
+            # jsonencode writes an N x 1 column and a 1 x W row both as a flat list
+            values = values.reshape(1, -1) if n == 1 else values.reshape(-1, 1)
+        if values.ndim != 2 or values.shape[0] != n:
+            raise _BadData("fromworkspace_bad_data", f"Data.signals.values has {values.shape[0]} rows but "
+                           f"Data.time has {n} entries", "Data")
+        return _WorkspaceData(times, values, max(1, values.shape[1]))
+    if isinstance(data, list):
+        matrix = _numbers(data, "Data")
+        if matrix.size == 0:
+            return _WorkspaceData(np.zeros(0), np.zeros((0, 1)), 1)
+        if matrix.ndim == 1:
+            matrix = matrix.reshape(1, -1)  # a single [t, v1, ...] row
+        if matrix.ndim != 2 or matrix.shape[1] < 2:
+            raise _BadData("fromworkspace_bad_data",
+                           "Data as a matrix needs rows [t, v1, v2, ...] (at least 2 columns)", "Data")
+        return _WorkspaceData(matrix[:, 0].copy(), matrix[:, 1:].copy(), max(1, matrix.shape[1] - 1))
+    raise _BadData("fromworkspace_bad_data", "Data must be a [time, values] matrix or a "
+                   "{time, signals: {values}} object", "Data")
+
+
+def _workspace_data(params) -> _WorkspaceData | None:
+    if params.get("times") is not None:
+        data = _injected(params)
+        where = "times"
+    elif params.get("Data") is not None:
+        data = _inline(params["Data"])
+        where = "Data"
+    else:
+        return None
+    t = data.times
+    if t.size and not np.isfinite(t).all():
+        raise _BadData("fromworkspace_bad_time", "time values must be finite (no Inf or NaN)", where)
+    if t.size > 1 and np.any(np.diff(t) < 0):
+        raise _BadData("fromworkspace_bad_time", "time values must be non-decreasing", where)
+    return data
+
+
+def _from_workspace_widths(block, in_widths):
+    """As wide as the data; problems with the data are reported by the handler."""
+    try:
+        data = _workspace_data(block.params)
+    except (_BadData, DiagramError, TypeError, ValueError):
+        data = None
+    return [data.width if data is not None else 1] * block.outputs
+
+
+@block("fromWorkspace", widths=_from_workspace_widths, feedthrough=False)
+def from_workspace(io):
+    """Plays back time/value samples (see the manifest help for the accepted forms).
+    Interpolate 'on': linear between samples, the newest value at a repeated time, linear
+    extrapolation from the first two samples before the first; 'off': the latest sample
+    with time <= t, 0 before the first. After the last sample: OutputAfterFinalValue."""
+    p = io.params
+    if p.get("valuesImag") is not None:
+        io.fail("fromworkspace_complex_unsupported", "complex data (valuesImag) is not supported", "valuesImag")
+    try:
+        data = _workspace_data(p)
+    except _BadData as bad:
+        io.fail(bad.code, bad.message, bad.param)
+    if data is None or data.times.size == 0:
+        io.fail("fromworkspace_no_data", f"variable {p['VariableName']!r} was not resolved before the simulation "
+                "started: give the samples inline as 'Data' (or nflow's 'times'/'values'/'width')", "Data")
+    interpolate = p["Interpolate"] != "off"
+    after = {"Setting to zero": "zero", "Holding final value": "hold"}.get(p["OutputAfterFinalValue"], "extrapolate")
+    if not interpolate and after == "extrapolate":
+        io.fail("fromworkspace_extrap_without_interp", "unable to extrapolate output values after the final data "
+                "value because interpolation is not enabled (Interpolate 'off' with OutputAfterFinalValue "
+                "'Extrapolation')", "OutputAfterFinalValue")
+
+    width = io.width
+    ts = data.times
+    vs = np.zeros((ts.size, width))
+    cols = min(width, data.width)
+    vs[:, :cols] = data.values[:, :cols]
+    S, o, ctx = io.S, io.outs[0], io.ctx
+    if width == 1:
+        evaluate = _lane_evaluator(ts.tolist(), vs[:, 0].tolist(), interpolate, after, 0.0)
+    else:
+        evaluate = _lane_evaluator(ts.tolist(), list(vs), interpolate, after, np.zeros(width))
+
+    def output():
+        S[o] = evaluate(ctx.t)
+    return Phases(output=output)
+
+
+def _lane_evaluator(ts: list, vs: list, interpolate: bool, after: str, zero):
+    """t -> value at t; ``vs`` holds floats (scalar signal) or numpy rows (vector)."""
+    n = len(ts)
+    t0, tn = ts[0], ts[-1]
+    upper = bisect.bisect_right
+
+    def between(k0, k1, t):
+        ta, tb = ts[k0], ts[k1]
+        if tb == ta:
+            return vs[k1]
+        va, vb = vs[k0], vs[k1]
+        return va + (vb - va) * (t - ta) / (tb - ta)
+
+    if not interpolate:
+        before_first = zero
+    elif n >= 2:
+        before_first = None  # extrapolate from the first two samples
+    else:
+        before_first = vs[0]
+    if after == "zero":
+        after_last = zero
+    elif after == "hold" or n < 2:
+        after_last = vs[-1]
+    else:
+        after_last = None  # extrapolate from the last two samples
+
+    def evaluate(t):
+        if t < t0:
+            return between(0, 1, t) if before_first is None else before_first
+        if t > tn:
+            return between(n - 2, n - 1, t) if after_last is None else after_last
+        idx = upper(ts, t) - 1  # the right-most sample at or before t: the newest value wins
+        if idx < 0:
+            idx = 0
+        if not interpolate or ts[idx] == t or idx + 1 >= n:
+            return vs[idx]
+        return between(idx, idx + 1, t)
+    return evaluate
