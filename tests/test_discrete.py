@@ -1,0 +1,286 @@
+"""Discrete library: unitDelay, zoh, difference, detectChange/Increase/Decrease,
+risingEdge, fallingEdge (nflow's handlers, fixed-step path)."""
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import nflow_compat as nc
+from tests.util import blk, diagram, record, run, trace, wire
+
+DT = 0.1
+
+
+def play(values, id="seq", dt=DT):
+    """(blocks, connections) whose block ``id`` outputs ``values[k]`` at sample k: a
+    constant for the first value plus one scaled step per change, summed. Exact for
+    integers and halves."""
+    blocks = [blk(f"{id}_0", "constant", Value=values[0])]
+    conns, terms = [], [f"{id}_0"]
+    for k in range(1, len(values)):
+        delta = values[k] - values[k - 1]
+        if delta:
+            blocks += [blk(f"{id}_s{k}", "step", Time=(k - 0.5) * dt), blk(f"{id}_g{k}", "gain", Gain=delta)]
+            conns.append(wire(f"{id}_s{k}", f"{id}_g{k}"))
+            terms.append(f"{id}_g{k}")
+    blocks.append(blk(id, "sum", inputs=len(terms), Inputs="+" * len(terms)))
+    conns += [wire(t, id, 0, j) for j, t in enumerate(terms)]
+    return blocks, conns
+
+
+def drive(block, values, dt=DT):
+    """Record ``block`` (id 'b') fed by a sequence; returns the N x W output."""
+    blocks, conns = play(values, dt=dt)
+    d = diagram(blocks + [block, record()], conns + [wire("seq", "b"), wire("b", "w")],
+                dt=dt, duration=(len(values) - 1) * dt)
+    return trace(d)
+
+
+def column(block, values):
+    return drive(block, values)[:, 0].tolist()
+
+
+def test_play_helper_reproduces_its_sequence():
+    values = [0, 2, 2, -1, 0.5, 0.5, 3]
+    assert column(blk("b", "signalConversion"), values) == values
+
+
+# ----------------------------------------------------------------------------- unitDelay
+
+def test_unit_delay_shifts_by_one_step_starting_at_the_initial_condition():
+    assert column(blk("b", "unitDelay", InitialCondition=-1), [3, 1, 4, 1, 5]) == [-1, 3, 1, 4, 1]
+
+
+def test_unit_delay_default_initial_condition_is_zero():
+    assert column(blk("b", "unitDelay"), [7, 8, 9]) == [0, 7, 8]
+
+
+def test_unit_delay_unconnected_input_reads_zero():
+    d = diagram([blk("b", "unitDelay", InitialCondition=4), record()], [wire("b", "w")], duration=0.2)
+    assert trace(d)[:, 0].tolist() == [4, 0, 0]
+
+
+def test_unit_delay_vector_initial_condition_list_and_broadcast():
+    # a short list repeats its last element; a scalar is broadcast
+    for ic, first in (([1, 2], [1, 2, 2]), (9, [9, 9, 9])):
+        d = diagram([blk("c", "constant", Value=[5, 6, 7]), blk("b", "unitDelay", InitialCondition=ic), record()],
+                    [wire("c", "b"), wire("b", "w")], duration=0.2)
+        assert trace(d).tolist() == [first, [5, 6, 7], [5, 6, 7]]
+
+
+def test_unit_delay_vector_initial_condition_widens_a_scalar_input():
+    d = diagram([blk("c", "constant", Value=3), blk("b", "unitDelay", InitialCondition=[1, 2]), record()],
+                [wire("c", "b"), wire("b", "w")], duration=0.2)
+    assert trace(d).tolist() == [[1, 2], [3, 3], [3, 3]]
+
+
+def test_unit_delay_accumulator_loop_through_simulate():
+    # y = u + delay(y): the delay breaks the loop, y_k = sum_{j<=k} u_j
+    u = [1, 2, 0, -3, 4, 4]
+    blocks, conns = play(u)
+    blocks += [blk("add", "sum", inputs=2, Inputs="++"), blk("z", "unitDelay"), record()]
+    conns += [wire("seq", "add", 0, 0), wire("z", "add", 0, 1), wire("add", "z"), wire("add", "w")]
+    for order in (1, -1):   # declaration order must not matter
+        d = diagram(blocks[::order], conns, duration=(len(u) - 1) * DT)
+        assert trace(d)[:, 0].tolist() == np.cumsum(u).tolist()
+
+
+def test_unit_delay_is_not_feedthrough_so_a_pure_delay_loop_is_fine():
+    # a delay feeding itself through a gain: y_{k+1} = 2 y_k, y_0 = 1
+    d = diagram([blk("z", "unitDelay", InitialCondition=1), blk("g", "gain", Gain=2), record()],
+                [wire("z", "g"), wire("g", "z"), wire("z", "w")], duration=0.5)
+    assert trace(d)[:, 0].tolist() == [1, 2, 4, 8, 16, 32]
+
+
+@settings(max_examples=25, deadline=None)
+@given(amp=st.floats(0.1, 10), freq=st.floats(0.1, 3), phase=st.floats(-3, 3), ic=st.floats(-5, 5))
+def test_unit_delay_law_y_k_equals_u_k_minus_1(amp, freq, phase, ic):
+    d = diagram([blk("s", "sine", Amplitude=amp, Frequency=freq, Phase=phase),
+                 blk("z", "unitDelay", InitialCondition=ic), record("w", "y"), record("wu", "u")],
+                [wire("s", "z"), wire("z", "w"), wire("s", "wu")], duration=1.0)
+    res = run(d)
+    y, u = np.asarray(res["workspace"]["y"])[:, 0], np.asarray(res["workspace"]["u"])[:, 0]
+    assert y[0] == ic and np.array_equal(y[1:], u[:-1])
+
+
+# ----------------------------------------------------------------------------- zoh
+
+def test_zoh_holds_for_three_base_steps():
+    values = [1, 2, 3, 4, 5, 6, 7, 8]
+    assert column(blk("b", "zoh", SampleTime=0.3), values) == [1, 1, 1, 4, 4, 4, 7, 7]
+
+
+def test_zoh_next_hit_is_counted_from_the_hit_time():
+    # Ts 0.25 on a 0.1 grid: hits at 0 (next 0.25), 0.3 (next 0.55), 0.6 (next 0.85), 0.9
+    values = list(range(10, 20))
+    assert column(blk("b", "zoh", SampleTime=0.25), values) == [10, 10, 10, 13, 13, 13, 16, 16, 16, 19]
+
+
+def test_zoh_with_sample_time_at_or_below_the_step_passes_the_input():
+    values = [3, -1, 2, 2, 8]
+    for ts in (0.1, 0.05, 0, -1):   # Ts = max(0.001, SampleTime)
+        assert column(blk("b", "zoh", SampleTime=ts), values) == values
+
+
+def test_zoh_default_sample_time_is_the_manifest_one():
+    # SampleTime defaults to 0.1 (manifest): on a 0.05 grid it holds every other sample
+    values = [1, 2, 3, 4, 5]
+    assert drive(blk("b", "zoh"), values, dt=0.05)[:, 0].tolist() == [1, 1, 3, 3, 5]
+
+
+def test_zoh_is_feedthrough_at_a_hit_even_when_declared_before_its_source():
+    d = diagram([record(), blk("b", "zoh", SampleTime=0.2), blk("g", "gain", Gain=3), blk("r", "ramp")],
+                [wire("r", "g"), wire("g", "b"), wire("b", "w")], duration=0.5)
+    assert np.allclose(trace(d)[:, 0], [0, 0, 0.6, 0.6, 1.2, 1.2], atol=1e-12)
+
+
+def test_zoh_vector_and_unconnected():
+    d = diagram([blk("r", "ramp"), blk("c", "constant", Value=[1, -1]), blk("m", "mult", inputs=2),
+                 blk("b", "zoh", SampleTime=0.2), record()],
+                [wire("r", "m", 0, 0), wire("c", "m", 0, 1), wire("m", "b"), wire("b", "w")], duration=0.3)
+    assert np.allclose(trace(d), [[0, 0], [0, 0], [0.2, -0.2], [0.2, -0.2]], atol=1e-12)
+    d = diagram([blk("b", "zoh"), record()], [wire("b", "w")], duration=0.2)
+    assert trace(d)[:, 0].tolist() == [0, 0, 0]
+
+
+# ----------------------------------------------------------------------------- difference
+
+def test_difference_is_the_backward_difference():
+    assert column(blk("b", "difference", ICPrevInput=1), [3, 5, 5, 2, -2]) == [2, 2, 0, -3, -4]
+
+
+def test_difference_unconnected_and_vector_initial():
+    d = diagram([blk("b", "difference", ICPrevInput=2), record()], [wire("b", "w")], duration=0.2)
+    assert trace(d)[:, 0].tolist() == [-2, 0, 0]
+    d = diagram([blk("c", "constant", Value=[5, 6, 7]), blk("b", "difference", ICPrevInput=[1, 2]), record()],
+                [wire("c", "b"), wire("b", "w")], duration=0.2)
+    assert trace(d).tolist() == [[4, 4, 5], [0, 0, 0], [0, 0, 0]]
+
+
+@settings(max_examples=25, deadline=None)
+@given(amp=st.floats(0.1, 10), freq=st.floats(0.1, 3), ic=st.floats(-5, 5))
+def test_difference_telescopes(amp, freq, ic):
+    # sum_{j<=k} (u_j - u_{j-1}) = u_k - ICPrevInput
+    d = diagram([blk("s", "sine", Amplitude=amp, Frequency=freq, Phase=0.3),
+                 blk("b", "difference", ICPrevInput=ic), record("w", "y"), record("wu", "u")],
+                [wire("s", "b"), wire("b", "w"), wire("s", "wu")], duration=1.0)
+    res = run(d)
+    y, u = np.asarray(res["workspace"]["y"])[:, 0], np.asarray(res["workspace"]["u"])[:, 0]
+    assert np.allclose(np.cumsum(y), u - ic, atol=1e-9)
+
+
+# ----------------------------------------------------------------------------- detectors
+
+def test_detect_change():
+    assert column(blk("b", "detectChange"), [0, 0, 1, 1, 2, 2, 2, -1]) == [0, 0, 1, 0, 1, 0, 0, 1]
+    assert column(blk("b", "detectChange", InitialCondition=5), [5, 5, 6]) == [0, 0, 1]
+
+
+def test_detect_increase_and_decrease_are_strict():
+    seq = [1, 0, 0, 2, 1, 3, 3]
+    assert column(blk("b", "detectIncrease"), seq) == [1, 0, 0, 1, 0, 1, 0]
+    assert column(blk("b", "detectDecrease"), seq) == [0, 1, 0, 0, 1, 0, 0]
+    assert column(blk("b", "detectDecrease", InitialCondition=2), seq) == [1, 1, 0, 0, 1, 0, 0]
+
+
+def test_rising_edge_fires_from_non_positive_to_positive():
+    seq = [-1, 0, 1, 1, 0, 2, -1, 1]
+    assert column(blk("b", "risingEdge"), seq) == [0, 0, 1, 0, 0, 1, 0, 1]
+    # the initial condition is the value "before" the first step
+    assert column(blk("b", "risingEdge", InitialCondition=1), [1, 1]) == [0, 0]
+    assert column(blk("b", "risingEdge", InitialCondition=-1), [1, 1]) == [1, 0]
+
+
+def test_falling_edge_fires_from_non_negative_to_negative():
+    seq = [1, 0, -1, -1, 0, -2, 1, -1]
+    assert column(blk("b", "fallingEdge"), seq) == [0, 0, 1, 0, 0, 1, 0, 1]
+    assert column(blk("b", "fallingEdge", InitialCondition=-1), [-1, -1]) == [0, 0]
+    assert column(blk("b", "fallingEdge", InitialCondition=1), [-1, -1]) == [1, 0]
+
+
+def test_detectors_compare_nan_like_cpp():
+    def nan_run(type_):
+        d = diagram([blk("c", "constant", Value="nan"), blk("b", type_), record()],
+                    [wire("c", "b"), wire("b", "w")], duration=0.2)
+        return trace(d)[:, 0].tolist()
+    assert nan_run("detectChange") == [1, 1, 1]        # NaN != anything, NaN itself included
+    for t in ("detectIncrease", "detectDecrease", "risingEdge", "fallingEdge"):
+        assert nan_run(t) == [0, 0, 0]
+    assert all(math.isnan(v) for v in nan_run("difference"))
+
+
+def test_detectors_unconnected_input_reads_zero():
+    d = diagram([blk("b", "detectChange", InitialCondition=1), record()], [wire("b", "w")], duration=0.2)
+    assert trace(d)[:, 0].tolist() == [1, 0, 0]
+
+
+def test_detectors_vector_element_wise_with_vector_initial_condition():
+    d = diagram([blk("c", "constant", Value=[1, 2, 3]), blk("b", "detectIncrease", InitialCondition=[2, 0]),
+                 record()], [wire("c", "b"), wire("b", "w")], duration=0.1)
+    assert trace(d).tolist() == [[0, 1, 1], [0, 0, 0]]
+    d = diagram([blk("c", "constant", Value=[-1, 0, 2]), blk("b", "risingEdge"), record()],
+                [wire("c", "b"), wire("b", "w")], duration=0.1)
+    assert trace(d).tolist() == [[0, 0, 1], [0, 0, 0]]
+    d = diagram([blk("c", "constant", Value=[-1, 0, 2]), blk("b", "fallingEdge", InitialCondition=[1, 0, 1]),
+                 record()], [wire("c", "b"), wire("b", "w")], duration=0.1)
+    assert trace(d).tolist() == [[1, 0, 0], [0, 0, 0]]
+
+
+def test_detectors_are_feedthrough_even_declared_before_their_source():
+    d = diagram([record(), blk("b", "detectChange"), blk("g", "gain", Gain=2), blk("r", "ramp")],
+                [wire("r", "g"), wire("g", "b"), wire("b", "w")], duration=0.3)
+    assert trace(d)[:, 0].tolist() == [0, 1, 1, 1]
+
+
+@pytest.mark.parametrize("type_,param,level,probe", [
+    ("detectChange", "InitialCondition", -3, 7), ("detectIncrease", "InitialCondition", -3, 7),
+    ("detectDecrease", "InitialCondition", 3, -7), ("risingEdge", "InitialCondition", -3, 7),
+    ("fallingEdge", "InitialCondition", 3, -7), ("difference", "ICPrevInput", -3, 7)])
+def test_side_effect_free_passes_replay_the_last_committed_output(type_, param, level, probe):
+    # solver sub-evaluations (ctx.side_effect_free) must not recompute; the fixed-step
+    # loop never sets the flag
+    d = diagram([blk("c", "constant", Value=level), blk("b", type_, **{param: level}), record()],
+                [wire("c", "b"), wire("b", "w")], duration=0.2)
+    plan = nc.compile_plan(d)
+    committed = plan.run()["workspace"]["y"][-1][0]
+    ids = [b.id for b in plan.diagram.blocks]
+    src, me = ids.index("c"), ids.index("b")
+    u, y = plan.slot_of[(src, 0)], plan.slot_of[(me, 0)]
+    algebraic = plan.phases[me].algebraic
+    plan.S[u] = float(probe)               # a sub-step input that would change the output
+    plan.ctx.side_effect_free = True
+    algebraic()
+    assert plan.S[y] == committed
+    plan.ctx.side_effect_free = False
+    algebraic()
+    assert plan.S[y] != committed          # a committed pass recomputes
+
+
+def test_stateful_blocks_restart_on_a_second_run():
+    blocks, conns = play([1, 2, 2, 5])
+    d = diagram(blocks + [blk("a", "difference"), blk("b", "zoh", SampleTime=0.2), blk("z", "unitDelay"),
+                          record("w1", "a"), record("w2", "b"), record("w3", "z")],
+                conns + [wire("seq", "a"), wire("seq", "b"), wire("seq", "z"),
+                         wire("a", "w1"), wire("b", "w2"), wire("z", "w3")], duration=0.3)
+    plan = nc.compile_plan(d)
+    first, second = plan.run()["workspace"], plan.run()["workspace"]
+    for key in ("a", "b", "z"):
+        assert np.array_equal(first[key], second[key])
+    assert np.asarray(first["a"])[:, 0].tolist() == [1, 1, 0, 3]
+
+
+def test_initial_condition_params_accept_expressions():
+    d = diagram([blk("c", "constant", Value=1), blk("b", "unitDelay", InitialCondition="k*2"), record()],
+                [wire("c", "b"), wire("b", "w")], duration=0.1, variables={"k": 1.5})
+    assert trace(d)[:, 0].tolist() == [3, 1]
+
+
+def test_old_doc_table_names_are_ignored_with_a_warning():
+    # nflow's handler reads only the manifest key, so `initial` leaves the default IC of 0
+    d = diagram([blk("c", "constant", Value=1), blk("b", "unitDelay", initial=3), record()],
+                [wire("c", "b"), wire("b", "w")], duration=0.1)
+    res = nc.simulate(d)
+    assert [row[0] for row in res["workspace"]["y"]] == [0, 1]
+    assert any("'initial'" in w for w in res["warnings"])
