@@ -1,0 +1,123 @@
+"""The pipe tool and the Python entry points share one path (SPEC §1, §4, §5)."""
+import subprocess
+import sys
+
+import orjson
+import pytest
+
+import nflow_compat as nc
+from nflow_compat.cli import main
+from tests.util import blk, diagram, record, wire
+
+DIAGRAM = diagram([blk("c", "constant", Value=2), blk("g", "gain", Gain=3), record()],
+                  [wire("c", "g"), wire("g", "w")], duration=0.2)
+
+
+def pipe(args, stdin: bytes):
+    return subprocess.run([sys.executable, "-m", "nflow_compat", *args], input=stdin, capture_output=True,
+                          timeout=60)
+
+
+def test_pipe_stdin_to_stdout():
+    out = pipe([], orjson.dumps(DIAGRAM))
+    assert out.returncode == 0, out.stderr
+    result = orjson.loads(out.stdout)
+    assert result["status"] == "ok" and result["workspace"]["y"] == [[6.0]] * 3
+    assert result["time"] == [0.0, 0.1, 0.2]
+
+
+def test_simulate_json_matches_simulate():
+    text = nc.simulate_json(orjson.dumps(DIAGRAM).decode())
+    a, b = orjson.loads(text), nc.simulate(DIAGRAM)
+    for key in ("status", "time", "workspace", "events", "warnings"):
+        assert a[key] == b[key]
+
+
+def test_simulate_json_accepts_bytes():
+    assert orjson.loads(nc.simulate_json(orjson.dumps(DIAGRAM)))["status"] == "ok"
+
+
+def test_diagram_error_exit_2_with_json_and_stderr():
+    bad = dict(DIAGRAM, blocks=DIAGRAM["blocks"][:1] + [blk("g", "gian")] + DIAGRAM["blocks"][2:])
+    out = pipe([], orjson.dumps(bad))
+    assert out.returncode == 2
+    doc = orjson.loads(out.stdout)
+    assert doc["status"] == "error" and doc["error"]["code"] == "unknown_block_type"
+    assert doc["error"]["path"] == "/blocks/1/type"
+    assert b"unknown_block_type" in out.stderr and b"Traceback" not in out.stderr
+
+
+def test_not_json_exit_2():
+    out = pipe([], b"{oops")
+    assert out.returncode == 2 and orjson.loads(out.stdout)["error"]["code"] == "bad_json"
+
+
+def test_simulation_error_exit_1():
+    d = dict(DIAGRAM, sampleTime=1e-9, duration=1.0)
+    out = pipe([], orjson.dumps(d))
+    assert out.returncode == 1 and orjson.loads(out.stdout)["error"]["code"] == "too_many_steps"
+
+
+def test_run_file_to_output(tmp_path):
+    src, dst = tmp_path / "d.json", tmp_path / "r.json"
+    src.write_bytes(orjson.dumps(DIAGRAM))
+    assert main(["run", str(src), "-o", str(dst)]) == 0
+    assert orjson.loads(dst.read_bytes())["workspace"]["y"][0] == [6.0]
+
+
+def test_run_missing_file(tmp_path, capsys):
+    assert main(["run", str(tmp_path / "nope.json")]) == 2
+    assert orjson.loads(capsys.readouterr().out)["error"]["code"] == "unreadable_input"
+
+
+def test_validate(tmp_path, capsys):
+    src = tmp_path / "d.json"
+    src.write_bytes(orjson.dumps(DIAGRAM))
+    assert main(["validate", str(src)]) == 0
+    doc = orjson.loads(capsys.readouterr().out)
+    assert doc == {"status": "ok", "blocks": 3, "connections": 2, "samples": 3}
+
+
+def test_allow_nan(tmp_path, capsys):
+    d = diagram([blk("w", "toWorkspace", VariableName="y", SaveFormat="Array")], [], duration=0.1)
+    src = tmp_path / "d.json"
+    src.write_bytes(orjson.dumps(d))
+    assert main(["run", str(src)]) == 0
+    assert '"y":[[null],[null]]' in capsys.readouterr().out
+    assert main(["run", str(src), "--allow-nan"]) == 0
+    assert '"y":[[NaN],[NaN]]' in capsys.readouterr().out
+
+
+def test_blocks_lists_only_what_runs(capsys):
+    assert main(["blocks", "--json"]) == 0
+    rows = orjson.loads(capsys.readouterr().out)
+    types = {r["type"] for r in rows}
+    assert {"gain", "constant", "toWorkspace"} <= types
+    assert "Mass" not in types and "fmu" not in types
+
+
+def test_internal_errors_are_still_typed(monkeypatch, capsys):
+    import nflow_compat.api as api
+
+    def boom(*a, **k):
+        raise RuntimeError("kaboom")
+    monkeypatch.setattr(api, "simulate_json", boom)
+    monkeypatch.setattr("sys.stdin", type("S", (), {"buffer": type("B", (), {"read": lambda self: b"{}"})()})())
+    assert main([]) == 1
+    assert orjson.loads(capsys.readouterr().out)["error"]["code"] == "internal_error"
+
+
+@pytest.mark.parametrize("fmt", ["Array", "Structure", "Structure With Time"])
+def test_result_shape(fmt):
+    d = diagram([blk("c", "constant", Value=[1, 2]), blk("w", "toWorkspace", VariableName="v", SaveFormat=fmt)],
+                [wire("c", "w")], duration=0.1)
+    res = nc.simulate(d)
+    assert set(res) >= {"status", "time", "workspace", "events", "stats", "warnings"}
+    assert res["stats"]["steps"] == 2 and res["stats"]["solver"] == "discrete"
+    value = res["workspace"]["v"]
+    if fmt == "Array":
+        assert value == [[1.0, 2.0], [1.0, 2.0]]
+    else:
+        assert value["signals"] == {"values": [[1.0, 2.0], [1.0, 2.0]], "dimensions": 2, "label": ""}
+        assert value["blockName"] == "w"
+        assert value["time"] == ([0.0, 0.1] if fmt == "Structure With Time" else [])

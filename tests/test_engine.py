@@ -1,0 +1,103 @@
+"""The compiled plan and the fixed-step loop: order, reuse, loops, widths."""
+import random
+
+import numpy as np
+import pytest
+
+import nflow_compat as nc
+from nflow_compat import DiagramError
+from tests.util import blk, diagram, record, trace, wire
+
+
+def chain():
+    return diagram([blk("s", "sine", Amplitude=2, Frequency=1), blk("g", "gain", Gain=1.5),
+                    blk("sat", "saturation", LowerLimit=-1, UpperLimit=1), record()],
+                   [wire("s", "g"), wire("g", "sat"), wire("sat", "w")], dt=0.05, duration=1.0)
+
+
+def test_a_plan_runs_twice_with_identical_results():
+    plan = nc.compile_plan(chain())
+    first, second = plan.run(), plan.run()
+    assert np.array_equal(first["workspace"]["y"], second["workspace"]["y"])
+    assert first["time"] == second["time"]
+
+
+def test_stateful_blocks_are_reset_between_runs():
+    d = diagram([blk("c", "constant", Value=1), blk("d", "unitDelay", InitialCondition=5),
+                 blk("add", "sum", inputs=2, Inputs="++"), record()],
+                [wire("c", "add", 0, 0), wire("d", "add", 0, 1), wire("add", "d"), wire("add", "w")], duration=0.3)
+    plan = nc.compile_plan(d)
+    assert plan.run()["workspace"]["y"].tolist() == plan.run()["workspace"]["y"].tolist() == [[6], [7], [8], [9]]
+
+
+def test_block_and_connection_order_do_not_change_results():
+    base = trace(chain())
+    rng = random.Random(7)
+    for _ in range(5):
+        d = chain()
+        rng.shuffle(d["blocks"])
+        rng.shuffle(d["connections"])
+        assert np.array_equal(trace(d), base)
+
+
+def test_feedthrough_chain_is_evaluated_in_dependency_order():
+    # declared sink-first: the wave must still compute g before sat in the same step
+    d = chain()
+    d["blocks"].reverse()
+    y = trace(d)
+    t = np.arange(21) * 0.05
+    assert np.allclose(y[:, 0], np.clip(1.5 * 2 * np.sin(2 * np.pi * t), -1, 1), atol=1e-15)
+
+
+def test_convergent_algebraic_loop_is_relaxed():
+    # y = 1 + 0.5 y  ->  y = 2 (Gauss-Seidel sweeps, as nflow relaxes feedthrough cycles)
+    d = diagram([blk("one", "constant", Value=1), blk("add", "sum", inputs=2, Inputs="++"),
+                 blk("k", "gain", Gain=0.5), record()],
+                [wire("one", "add", 0, 0), wire("k", "add", 0, 1), wire("add", "k"), wire("add", "w")], duration=0.2)
+    assert np.allclose(trace(d), 2.0, rtol=1e-11)
+
+
+def test_width_mismatch_is_a_diagram_error():
+    d = diagram([blk("a", "constant", Value=[1, 2, 3]), blk("b", "constant", Value=[1, 2]),
+                 blk("add", "sum", inputs=2, Inputs="++"), record()],
+                [wire("a", "add", 0, 0), wire("b", "add", 0, 1), wire("add", "w")])
+    with pytest.raises(DiagramError) as info:
+        nc.simulate(d)
+    assert info.value.code == "width_mismatch" and info.value.block == "add"
+
+
+def test_scalar_broadcasts_into_vector():
+    d = diagram([blk("a", "constant", Value=[1, 2, 3]), blk("b", "constant", Value=10),
+                 blk("add", "sum", inputs=2, Inputs="+-"), record()],
+                [wire("a", "add", 0, 0), wire("b", "add", 0, 1), wire("add", "w")], duration=0.1)
+    assert trace(d).tolist() == [[-9, -8, -7]] * 2
+
+
+def test_vector_feedback_through_a_delay_gets_its_width():
+    d = diagram([blk("a", "constant", Value=[1, 2]), blk("d", "unitDelay"),
+                 blk("add", "sum", inputs=2, Inputs="++"), record()],
+                [wire("a", "add", 0, 0), wire("d", "add", 0, 1), wire("add", "d"), wire("add", "w")], duration=0.2)
+    assert trace(d).tolist() == [[1, 2], [2, 4], [3, 6]]
+
+
+def test_stop_simulation_ends_after_the_step_that_fires():
+    d = diagram([blk("s", "step", Time=0.45), blk("stop", "stopSimulation"), record()],
+                [wire("s", "stop"), wire("s", "w")], duration=1.0)
+    res = nc.simulate(d)
+    assert res["time"][-1] == pytest.approx(0.5) and res["workspace"]["y"][-1] == [1.0]
+    assert res["stats"]["steps"] == 6
+
+
+def test_unknown_solver_for_continuous_state_is_reported():
+    d = diagram([blk("c", "constant", Value=1), blk("i", "integrator"), record()],
+                [wire("c", "i"), wire("i", "w")], solver="ode45")
+    with pytest.raises(nc.SimulationError) as info:
+        nc.simulate(d)
+    assert info.value.code == "unsupported_solver"
+
+
+def test_solvers_without_continuous_state_run_the_grid():
+    for solver in ("ode1", "ode4", "ode45", "dae"):
+        d = chain()
+        d["solver"] = solver
+        assert np.array_equal(trace(d), trace(chain()))
