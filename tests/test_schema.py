@@ -1,0 +1,478 @@
+"""The JSON Schemas (SPEC §6): generated from the manifests, checked in, not stale, and they
+accept what ``nflow_compat.validate`` accepts and reject what it rejects (up to what a
+schema cannot know: the value an expression evaluates to, ragged arrays, references)."""
+from __future__ import annotations
+
+import copy
+import functools
+import json
+import re
+import string
+from pathlib import Path
+
+import orjson
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+from jsonschema import Draft202012Validator
+
+import nflow_compat as nc
+from nflow_compat import schema
+from nflow_compat.cli import main
+from nflow_compat.diagram import normalize_param
+from nflow_compat.errors import DiagramError, SimulationError
+from nflow_compat.expr import evaluate
+from nflow_compat.manifests import BlockType, ParamSpec, block_types
+from tests.goldens import fixture_paths, load
+from tests.util import blk, diagram, record, wire
+
+REPO = Path(__file__).resolve().parent.parent
+SCHEMAS = REPO / "schemas"
+EXAMPLES = REPO.parent / "shared" / "reference" / "nflow" / "examples.json"
+
+
+@functools.lru_cache(maxsize=1)
+def diagram_validator() -> Draft202012Validator:
+    doc = orjson.loads((SCHEMAS / schema.DIAGRAM_FILE).read_bytes())
+    return Draft202012Validator(doc)
+
+
+def schema_errors(d) -> list:
+    return sorted(diagram_validator().iter_errors(d), key=lambda e: list(e.absolute_path))
+
+
+def validate_error(d) -> DiagramError | None:
+    try:
+        nc.validate(d)
+    except DiagramError as err:
+        return err
+    return None
+
+
+# ----------------------------------------------------------------------------- files
+
+def test_checked_in_schemas_are_not_stale():
+    problems = schema.stale(SCHEMAS)
+    assert not problems, "run `python -m nflow_compat.schema --write schemas`:\n" + "\n".join(problems)
+
+
+def test_one_params_file_per_block_type():
+    files = {p.name for p in (SCHEMAS / "blocks").glob("*.json")}
+    assert files == {f"{t}.params.schema.json" for t in block_types()}
+
+
+def _keys_sorted(node) -> bool:
+    if isinstance(node, dict):
+        return list(node) == sorted(node) and all(_keys_sorted(v) for v in node.values())
+    if isinstance(node, list):
+        return all(_keys_sorted(v) for v in node)
+    return True
+
+
+@pytest.mark.parametrize("name", ["diagram.schema.json", "blocks/gain.params.schema.json"])
+def test_files_are_sorted_indented_and_end_with_a_newline(name):
+    text = (SCHEMAS / name).read_text(encoding="utf-8")
+    assert text.startswith("{\n  \"") and text.endswith("}\n") and not text.endswith("\n\n")
+    assert _keys_sorted(json.loads(text))
+
+
+def test_every_schema_is_a_valid_draft_2020_12_schema():
+    Draft202012Validator.check_schema(schema.diagram_schema())
+    for name in block_types():
+        doc = schema.params_schema_for(name)
+        assert doc["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+        Draft202012Validator.check_schema(doc)
+
+
+def test_every_manifest_constraint_is_expressible():
+    assert schema.unsupported_constraints() == []
+
+
+def test_check_and_write_commands(tmp_path, capsys):
+    assert schema.main(["--check", str(tmp_path)]) == 1
+    assert "missing: diagram.schema.json" in capsys.readouterr().out
+    assert schema.main(["--write", str(tmp_path)]) == 0
+    assert schema.main(["--check", str(tmp_path)]) == 0
+    capsys.readouterr()
+    (tmp_path / "blocks" / "gain.params.schema.json").write_text("{}\n")
+    (tmp_path / "blocks" / "gone.params.schema.json").write_text("{}\n")
+    assert schema.main(["--check", str(tmp_path)]) == 1
+    out = capsys.readouterr().out
+    assert "stale: blocks/gain.params.schema.json" in out and "extra: blocks/gone.params.schema.json" in out
+    schema.main(["--write", str(tmp_path)])
+    assert not (tmp_path / "blocks" / "gone.params.schema.json").exists()
+    assert schema.main(["--check", str(tmp_path)]) == 0
+
+
+def test_unknown_type_is_a_diagram_error_with_a_suggestion():
+    with pytest.raises(DiagramError) as err:
+        schema.params_schema_for("gian")
+    assert err.value.code == "unknown_block_type" and "'gain'" in err.value.message
+
+
+# ----------------------------------------------------------------------------- CLI
+
+def test_cli_prints_the_diagram_schema(capsys):
+    assert main(["schema"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    Draft202012Validator.check_schema(doc)
+    assert doc["required"] == ["sampleTime", "duration"] and "gain" in doc["$defs"]["blockParams"]["$defs"]
+
+
+def test_cli_prints_one_params_schema(capsys):
+    assert main(["schema", "gain"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    Draft202012Validator.check_schema(doc)
+    v = Draft202012Validator(doc)
+    assert v.is_valid({"Gain": 2}) and v.is_valid({"Gain": "k*2"}) and v.is_valid({"Gain": [3]})
+    assert not v.is_valid({"Gain": [1, 2]}) and not v.is_valid({"Gain": {"a": 1}})
+
+
+def test_cli_unknown_type_exits_2(capsys):
+    assert main(["schema", "gian"]) == 2
+    assert json.loads(capsys.readouterr().out)["error"]["code"] == "unknown_block_type"
+
+
+# ----------------------------------------------------------------------------- documented diagrams
+
+@pytest.mark.parametrize("path", fixture_paths(), ids=lambda p: str(p.relative_to(REPO)))
+def test_fixture_diagrams_validate(path):
+    errors = schema_errors(load(path)["diagram"])
+    assert not errors, [f"{list(e.absolute_path)}: {e.message}" for e in errors]
+
+
+def _examples() -> list:
+    if not EXAMPLES.is_file():
+        return []
+    return orjson.loads(EXAMPLES.read_bytes())
+
+
+@pytest.mark.skipif(not EXAMPLES.is_file(), reason=f"reference examples not found at {EXAMPLES} "
+                    "(the shared/ folder sits next to the repository)")
+@pytest.mark.parametrize("example", _examples(), ids=lambda e: e.get("block", "?"))
+def test_documented_examples_validate(example):
+    errors = schema_errors(example["diagram"])
+    assert not errors, [f"{list(e.absolute_path)}: {e.message}" for e in errors]
+
+
+# ----------------------------------------------------------------------------- consistency
+
+BASE = diagram([blk("c", "constant", Value=2), blk("g", "gain", Gain=3), record()],
+               [wire("c", "g"), wire("g", "w")], duration=0.2)
+
+
+def with_block(block: dict) -> dict:
+    d = copy.deepcopy(BASE)
+    d["blocks"].append(block)
+    return d
+
+
+def with_params(index: int, **params) -> dict:
+    d = copy.deepcopy(BASE)
+    d["blocks"][index]["params"].update(params)
+    return d
+
+
+def test_base_diagram_is_valid_for_both():
+    assert schema_errors(BASE) == [] and validate_error(BASE) is None
+
+
+PARAM_CASES = {
+    "string for a boolean": (with_block(blk("k", "clock", DisplayTime="true?")), ["blocks", 3, "params"],
+                             "DisplayTime"),
+    "strings for a number": (with_params(1, Gain=["a", "b"]), ["blocks", 1, "params"], "Gain"),
+    "vector for a number": (with_params(1, Gain=[1, 2]), ["blocks", 1, "params"], "Gain"),
+    "object for a number": (with_params(1, Gain={"value": 1}), ["blocks", 1, "params"], "Gain"),
+    "null for a number": (with_params(1, Gain=None), ["blocks", 1, "params"], "Gain"),
+    "not an expression": (with_params(1, Gain="2 # two"), ["blocks", 1, "params"], "Gain"),
+    "empty expression": (with_params(1, Gain="  "), ["blocks", 1, "params"], "Gain"),
+    "enum violation": (with_params(2, SaveFormat="Matrix"), ["blocks", 2, "params"], "SaveFormat"),
+    "enum inside a cell": (with_params(2, SaveFormat=["Matrix"]), ["blocks", 2, "params"], "SaveFormat"),
+    "number for a string": (with_params(2, VariableName=5), ["blocks", 2, "params"], "VariableName"),
+    "two strings for a string": (with_params(2, VariableName=["a", "b"]), ["blocks", 2, "params"],
+                                 "VariableName"),
+    "enum of the constant's type": (with_params(0, OutDataType="float"), ["blocks", 0, "params"], "OutDataType"),
+    "negative mass": (with_block(blk("m", "Mass", m=-1)), ["blocks", 3, "params"], "m"),
+    "zero mass": (with_block(blk("m", "Mass", m=[0])), ["blocks", 3, "params"], "m"),
+    "false as a mass": (with_block(blk("m", "Mass", m=False)), ["blocks", 3, "params"], "m"),
+    "negative inertia": (with_block(blk("j", "Inertia", J=-0.5)), ["blocks", 3, "params"], "J"),
+    "matrix for a vector": (with_block(blk("t", "tf", Numerator=[[1, 2], [3, 4]])), ["blocks", 3, "params"],
+                            "Numerator"),
+    "number beside an array in a vector": (with_block(blk("t", "tf", Numerator=[1, [2, 3]])), ["blocks", 3, "params"],
+                                 "Numerator"),
+    "object for a vector": (with_block(blk("t", "tf", Denominator={"a": 1})), ["blocks", 3, "params"],
+                             "Denominator"),
+}
+
+
+@pytest.mark.parametrize("case", list(PARAM_CASES))
+def test_invalid_params_are_rejected_by_schema_and_validate(case):
+    d, where, param = PARAM_CASES[case]
+    errors = schema_errors(d)
+    assert errors, "the schema accepted it"
+    assert list(errors[0].absolute_path)[:4] == where + [param], [list(e.absolute_path) for e in errors]
+    err = validate_error(d)
+    assert err is not None, "validate accepted it"
+    assert err.param == param and err.code in ("param_type", "param_value", "param_range", "bad_expression")
+
+
+def _physical(**conn) -> dict:
+    d = copy.deepcopy(BASE)
+    d["blocks"] += [blk("m", "Mass"), blk("j", "Inertia")]
+    d["connections"].append(dict({"from": "m", "to": "j"}, **conn))
+    return d
+
+
+DIAGRAM_CASES = {
+    "negative sampleTime": dict(BASE, sampleTime=-0.1),
+    "zero duration": dict(BASE, duration=[0]),
+    "false duration": dict(BASE, duration=False),
+    "missing duration": {k: v for k, v in BASE.items() if k != "duration"},
+    "unknown solver": dict(BASE, solver="rk4"),
+    "null solver": dict(BASE, solver=None),
+    "blocks is a number": dict(BASE, blocks=3),
+    "block is not an object": dict(BASE, blocks=[*BASE["blocks"], "x"]),
+    "unknown block type": with_block(blk("x", "gian")),
+    "missing block type": with_block({"id": "x"}),
+    "missing block id": with_block({"type": "gain"}),
+    "empty block id": with_block({"id": "", "type": "gain"}),
+    "boolean block id": with_block({"id": True, "type": "gain"}),
+    "negative port count": with_block(blk("x", "gain", inputs=-1)),
+    "fractional port count": with_block(blk("x", "gain", outputs=1.5)),
+    "too many ports": with_block(blk("x", "gain", outputs=10_001)),
+    "params is a list": with_block(dict(blk("x", "gain"), params=[1])),
+    "params is a string": with_block(dict(blk("x", "gain"), params="Gain=2")),
+    "connection without to": dict(BASE, connections=[{"from": "c", "fromIndex": 0}]),
+    "connection is a string": dict(BASE, connections="c->g"),
+    "negative port index": dict(BASE, connections=[wire("c", "g", to_index=-1)]),
+    "physical connection without toPin": _physical(fromPin="flange"),
+    "physical pin is a number": _physical(fromPin="flange", toPin=0),
+    "variables is a list": dict(BASE, variables=[1, 2]),
+    "variable name is not an identifier": dict(BASE, variables={"2k": 1}),
+    "variable value is an object": dict(BASE, variables={"k": {"a": 1}}),
+    "relTol is zero": dict(BASE, relTol=0),
+}
+
+
+@pytest.mark.parametrize("case", list(DIAGRAM_CASES))
+def test_invalid_diagrams_are_rejected_by_schema_and_validate(case):
+    d = DIAGRAM_CASES[case]
+    assert schema_errors(d), "the schema accepted it"
+    assert validate_error(d) is not None, "validate accepted it"
+
+
+VALID_ENCODINGS = {
+    "single block and connection as objects": dict(BASE, blocks=blk("g", "gain"), connections=wire("g", "g")),
+    "numbers as strings": with_params(2, MaxDataPoints="inf", SampleTime="-1"),
+    "expression over variables": dict(with_params(1, Gain="k*2"), variables={"k": 1.5}),
+    "one-element arrays": dict(with_params(1, Gain=[[3]]), sampleTime=[0.1], duration="0.2"),
+    "cell of one string": with_params(2, VariableName=["y"], SaveFormat=["Array"]),
+    "column vector": with_block(blk("t", "tf", Numerator=[[1], [2]], Denominator=[[1, 2, 3]])),
+    "MATLAB vector text": with_block(blk("t", "tf", Denominator="[1 2 3]")),
+    "boolean words and numbers": with_block(blk("k", "clock", DisplayTime="on", Decimation=True)),
+    "NaN in a numeric array": with_params(0, Value=[1, None]),
+    "empty params encodings": dict(BASE, blocks=[dict(BASE["blocks"][0], params=[]),
+                                                 dict(BASE["blocks"][1], params=None), BASE["blocks"][2]]),
+    "numeric ids and null ports": dict(BASE, blocks=[dict(blk(1, "constant"), outputs=None), blk(2, "gain"),
+                                                 record()],
+                                       connections=[wire(1, 2, from_index=None), wire(2, "w", to_index="0")]),
+    "unknown params and extra keys": dict(with_params(1, Color="red", x=10), layout={"zoom": 1}),
+    "physical connection": _physical(fromPin="flange", toPin="flange_x", fromIndex="ignored"),
+    "null tolerances": dict(BASE, relTol=None, absTol="1e-9", maxStep=[0.01]),
+}
+
+
+@pytest.mark.parametrize("case", list(VALID_ENCODINGS))
+def test_jsonencode_encodings_are_accepted_by_the_schema(case):
+    d = VALID_ENCODINGS[case]
+    errors = schema_errors(d)
+    assert not errors, [f"{list(e.absolute_path)}: {e.message}" for e in errors]
+
+
+def test_valid_encodings_are_also_accepted_by_validate():
+    # The physical case names a pin Inertia lacks: a reference a schema cannot check (below).
+    for case, d in VALID_ENCODINGS.items():
+        if case != "physical connection":
+            assert validate_error(d) is None, case
+
+
+def test_schema_cannot_see_a_wrong_pin_but_validate_does():
+    d = _physical(fromPin="flange", toPin="flange_x")
+    assert schema_errors(d) == [] and validate_error(d).code == "unknown_pin"
+
+
+def test_null_sample_time_is_a_diagram_error():
+    d = dict(BASE, sampleTime=None)
+    assert schema_errors(d)
+    assert validate_error(d) is not None
+
+
+def test_aliases_are_typed_like_their_parameter():
+    bt = BlockType(type="demo", library="demo", label="Demo", phases=(), inputs=1, outputs=1,
+                   input_names=("",), output_names=("",),
+                   params={"Gain": ParamSpec("Gain", "number", 1, exclusive_minimum=0)},
+                   aliases={"K": "Gain"}, help="")
+    doc = schema._params_schema(bt, schema._Defs())
+    assert doc["properties"]["K"]["$ref"] == doc["properties"]["Gain"]["$ref"] == "#/$defs/number_gt_0"
+
+
+# ----------------------------------------------------------------------------- expression strings
+
+def test_expression_pattern_matches_the_tokenizer():
+    pattern = re.compile(schema.EXPRESSION_PATTERN)
+    for c in string.printable + "é٣\u00a0":
+        text = f"1{c}1"
+        try:
+            evaluate(text, {})
+            tokenizes = True
+        except DiagramError as err:
+            tokenizes = "unexpected character" not in err.message
+        assert bool(pattern.search(text)) == tokenizes, repr(c)
+    assert not pattern.search("") and not pattern.search(" \t ") and pattern.search(" [1 2; 3 4] ")
+
+
+# ----------------------------------------------------------------------------- differential
+
+VARIABLES = {"k": 2.0, "on": 1.0, "yes": 1.0, "OFF": 0.0}
+SAFE_STRINGS = ["1", " 2 ", "k", "(1+2)", "on", " yes", "2*on"]          # values in {1, 2, 3}
+OTHER_STRINGS = ["-3", "0", "1e3", "inf", "-Inf", "NaN", "OFF", "-k/4"]
+BAD_STRINGS = ["", "  ", "1 ?", "a=b", "#1", "'x'", "1:3", "k!"]
+
+SPECS = [
+    ParamSpec("p", "number", None),
+    ParamSpec("p", "number", None, minimum=0),
+    ParamSpec("p", "number", None, exclusive_minimum=0),
+    ParamSpec("p", "number", None, minimum=0.5),
+    ParamSpec("p", "number", None, minimum=-1, exclusive_minimum=0.5),
+    ParamSpec("p", "boolean", None),
+    ParamSpec("p", "numeric", None),
+    ParamSpec("p", "numeric", None, exclusive_minimum=0),
+    ParamSpec("p", "vector", None),
+    ParamSpec("p", "vector", None, minimum=0),
+    ParamSpec("p", "matrix", None),
+    ParamSpec("p", "matrix", None, exclusive_minimum=0),
+    ParamSpec("p", "string", None),
+    ParamSpec("p", "string", None, enum=("Array", "Structure")),
+    ParamSpec("p", "strings", None),
+    ParamSpec("p", "any", None),
+    ParamSpec("p", "number", None, enum=(1, 2, 3)),
+]
+
+
+def _constrained(spec: ParamSpec) -> bool:
+    return spec.minimum is not None or spec.exclusive_minimum is not None or spec.enum is not None
+
+
+def _values(spec: ParamSpec):
+    strings = SAFE_STRINGS + BAD_STRINGS + ([] if _constrained(spec) else OTHER_STRINGS)
+    if spec.kind == "string" and spec.enum:
+        strings = strings + list(spec.enum)
+    leaves = (st.none() | st.booleans() | st.integers(-3, 4) | st.sampled_from([0.0, -0.0, 0.5, 2.5, -1.5])
+              | st.floats(-4, 4, allow_nan=False) | st.sampled_from(strings)
+              | st.dictionaries(st.sampled_from("ab"), st.integers(0, 1), max_size=1))
+    return st.recursive(leaves, lambda inner: st.lists(inner, max_size=3), max_leaves=8)
+
+
+def _shape(value):
+    """numpy's shape of a nested list with scalar leaves, None when ragged."""
+    if not isinstance(value, list):
+        return ()
+    shapes = {_shape(v) for v in value}
+    if None in shapes or len(shapes) > 1:
+        return None
+    return (len(value),) + (shapes.pop() if shapes else ())
+
+
+@functools.lru_cache(maxsize=None)
+def _validator(index: int) -> Draft202012Validator:
+    doc = schema.value_schema(SPECS[index])
+    Draft202012Validator.check_schema(doc)
+    return Draft202012Validator(doc)
+
+
+def _normalizes(spec: ParamSpec, value) -> bool:
+    try:
+        normalize_param(spec, value, VARIABLES, {"param": spec.name})
+    except DiagramError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("index", range(len(SPECS)),
+                         ids=[f"{s.kind}{'-constrained' if _constrained(s) else ''}-{i}"
+                              for i, s in enumerate(SPECS)])
+def test_schema_accepts_exactly_what_normalization_accepts(index):
+    spec = SPECS[index]
+
+    @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(_values(spec))
+    def check(value):
+        if spec.kind in ("numeric", "vector", "matrix"):
+            assume(_shape(value) is not None)  # ragged arrays: numpy rejects them, a schema cannot
+        assert _validator(index).is_valid(value) == _normalizes(spec, value), value
+
+    check()
+
+
+def test_numeric_enum_violation_is_a_diagram_error():
+    assert not _normalizes(ParamSpec("p", "number", None, enum=(1, 2, 3)), 4)
+
+
+def test_numeric_enum_schema():
+    spec = ParamSpec("p", "number", None, enum=(1, 2, 3))
+    v = Draft202012Validator(schema.value_schema(spec))
+    for value in (1, 2.0, [3], [[1]], True, "k", " 3 "):
+        assert v.is_valid(value) and _normalizes(spec, value), value
+    for value in (4, 0, 1.5, False, [4], [1, 2], None, {"a": 1}):
+        assert not v.is_valid(value), value
+
+
+@pytest.mark.parametrize("spec_index,value,ok", [
+    (8, [[[1, 2]]], True), (8, [[[1], [2]], [[3], [4]]], True), (8, [[[1, 2]], [[3, 4]]], True),
+    (8, [[[1, 2], [3, 4]], [[5, 6], [7, 8]]], False), (8, [[], []], False), (8, [[]], True),
+    (10, [[[1]]], False), (10, [[1, None], [2, 3]], True), (6, [[[1, None]]], True), (6, None, False),
+    (0, [[[[5]]]], True), (0, [None], False), (0, [], False), (4, True, True), (4, False, False),
+    (2, True, True), (2, False, False), (1, False, True), (3, True, True), (9, [0, 1, None], False),
+])
+def test_shapes_and_booleans(spec_index, value, ok):
+    spec = SPECS[spec_index]
+    assert _normalizes(spec, value) == ok
+    assert _validator(spec_index).is_valid(value) == ok
+
+
+COUNT_STRINGS = ["1", " 2 ", "(1+2)", "", "2 #", "x=1"]
+POSITIVE_STRINGS = COUNT_STRINGS + ["1e-3", "0.5", "1/8"]
+
+
+def _field_values(strings):
+    # No subnormal floats: a sampleTime of 5e-324 overflows the sample count (reported).
+    leaves = (st.none() | st.booleans() | st.integers(-2, 10_002)
+              | st.floats(-2, 3, allow_nan=False, allow_subnormal=False) | st.sampled_from(strings))
+    return st.recursive(leaves, lambda inner: st.lists(inner, max_size=2), max_leaves=4)
+
+
+def _valid_diagram(d) -> bool:
+    try:
+        nc.validate(d)
+    except DiagramError:
+        return False
+    except SimulationError as err:
+        assert err.code == "too_many_steps"  # a run limit, not a property of the diagram's shape
+    return True
+
+
+@settings(max_examples=300, deadline=None)
+@given(field=st.sampled_from(["inputs", "outputs"]), value=_field_values(COUNT_STRINGS))
+def test_port_counts_agree_with_validate(field, value):
+    d = with_block(dict(blk("x", "gain"), **{field: value}))
+    assert (not schema_errors(d)) == _valid_diagram(d), (field, value)
+
+
+@settings(max_examples=300, deadline=None)
+@given(field=st.sampled_from(["sampleTime", "duration", "relTol", "absTol", "maxStep"]),
+       value=_field_values(POSITIVE_STRINGS))
+def test_time_fields_agree_with_validate(field, value):
+    if field in ("sampleTime", "duration"):
+        assume(value is not None)  # see test_null_sample_time_is_a_diagram_error
+    d = dict(BASE, **{field: value})
+    assert (not schema_errors(d)) == _valid_diagram(d), (field, value)
