@@ -25,3 +25,29 @@ def test_mismatches_catches_differences():
     assert goldens.mismatches({"y": [[None]]}, {"y": [[None]]}, {}) == []
     assert goldens.mismatches({"y": [[1.0], [2.0]]}, {"y": [[1.0]]}, {}) != []
     assert goldens.mismatches({"n": 3}, {}, {}) != []
+
+
+def _types(diagram) -> set:
+    blocks = diagram["blocks"]
+    return {b["type"] for b in (blocks if isinstance(blocks, list) else [blocks])}
+
+
+def test_every_supported_block_has_a_golden():
+    from nflow_compat.blocks import supported_types
+    covered = set().union(*(_types(goldens.load(p)["diagram"]) for p in PATHS))
+    missing = {row["type"] for row in supported_types()} - covered
+    assert not missing, f"no golden fixture uses {sorted(missing)}"
+
+
+def test_every_runnable_doc_example_is_a_doc_stated_golden():
+    import orjson
+    from nflow_compat.blocks import supported_types
+    examples = goldens.ROOT.parent.parent / "shared" / "reference" / "nflow" / "examples.json"
+    if not examples.is_file():
+        pytest.skip(f"reference examples not found at {examples}")
+    supported = {row["type"] for row in supported_types()}
+    stated = [goldens.load(p) for p in PATHS]
+    stated = [f["diagram"] for f in stated if f["provenance"] == "doc-stated"]
+    for example in orjson.loads(examples.read_bytes()):
+        if _types(example["diagram"]) <= supported:
+            assert example["diagram"] in stated, f"examples.json diagram of {example['block']} has no golden"
