@@ -1,0 +1,368 @@
+"""The event-locating hybrid integration driver (nflow_compat.engine.hybrid) on closed forms."""
+import math
+
+import numpy as np
+import pytest
+
+from nflow_compat.engine.hybrid import HybridGroup, integrate_hybrid, make_grid
+from nflow_compat.errors import SimulationError
+
+VARIABLE = ["ode45", "dae", "DOP853", "Radau", "BDF"]
+LN2 = math.log(2.0)
+
+
+class DecaySwitch:
+    """x' = -k x with k = 1, switching to k = 2 when x falls to 0.5 (at t = ln 2)."""
+
+    def __init__(self):
+        self.k = 1.0
+        self.calls = []
+
+    def derivative(self, t, x):
+        return -self.k * x
+
+    def event_functions(self, t, x):
+        return np.array([x[0] - 0.5]) if self.k == 1.0 else np.zeros(0)
+
+    def handle_events(self, t, x, fired):
+        if self.k == 1.0 and 0 in fired:
+            self.calls.append((t, x.copy(), fired))
+            self.k = 2.0
+        return x
+
+
+def decay_exact(t):
+    t = np.asarray(t)
+    return np.where(t < LN2, np.exp(-t), 0.5 * np.exp(-2.0 * (t - LN2)))
+
+
+@pytest.mark.parametrize("method", VARIABLE)
+def test_event_located_far_below_the_step_and_grid_reported_exactly(method):
+    sys_ = DecaySwitch()
+    grid = make_grid(0.1, 2.0)
+    res = integrate_hybrid(sys_, [1.0], grid, method=method, rtol=1e-10, atol=1e-12)
+    assert len(sys_.calls) == 1
+    t_ev, x_ev, fired = sys_.calls[0]
+    assert fired == (0,)
+    assert abs(t_ev - LN2) < 1e-9            # limited by the solution error, not the step
+    assert x_ev[0] <= 0.5                    # handed over on the new side of 'x > 0.5'
+    assert np.allclose(res.t, grid) and len(res.t) == 21
+    assert np.allclose(res.x[:, 0], decay_exact(grid), rtol=1e-7, atol=1e-10)
+
+
+def test_event_time_resolution_is_far_below_the_step():
+    """x' = -1 is integrated exactly in a few huge steps; the crossing of x = 0.5 at
+    t = 0.5 is still located to ~1e-13 and handed over on the new side."""
+    class Ramp(DecaySwitch):
+        def derivative(self, t, x):
+            return np.array([-1.0]) if self.k == 1.0 else np.array([0.0])
+
+    s = Ramp()
+    res = integrate_hybrid(s, [1.0], [0.0, 2.0], method="ode45", max_step=10.0)
+    assert res.stats["steps"] <= 15        # steps of up to ~1 s (growth is capped at 10x)
+    t_ev, x_ev, _ = s.calls[0]
+    assert 0.5 <= t_ev <= 0.5 + 2e-13 and x_ev[0] <= 0.5
+
+
+def test_grid_is_not_polluted_by_steps():
+    """Reported values come from dense output: a coarse max_step still hits t_k = k*dt."""
+    class Cos:
+        def derivative(self, t, x):
+            return np.array([math.cos(t)])
+
+        def event_functions(self, t, x):
+            return np.zeros(0)
+
+        def handle_events(self, t, x, fired):
+            return x
+
+    grid = make_grid(0.01, 3.0)
+    res = integrate_hybrid(Cos(), [0.0], grid, method="ode45", rtol=1e-10, atol=1e-12)
+    assert np.array_equal(res.t, grid)
+    assert np.max(np.abs(res.x[:, 0] - np.sin(grid))) < 1e-9
+    assert res.stats["steps"] < len(grid) / 3     # far fewer steps than grid points
+
+
+def test_max_step_is_honoured():
+    sys_ = DecaySwitch()
+    res = integrate_hybrid(sys_, [1.0], [0.0, 2.0], method="ode45", max_step=0.01)
+    assert res.stats["steps"] >= 200
+
+
+class Ball:
+    """Falling ball y'' = -g; at the floor y = 0 it is re-launched with v := -e*v.
+
+    With e = 0 the impact is fully inelastic and the ball rests on the floor (mode 'rest',
+    y'' = 0).  Event function: the relation y > 0.
+    """
+
+    G = 9.81
+
+    def __init__(self, e):
+        self.e = e
+        self.resting = False
+        self.impacts = []
+
+    def derivative(self, t, x):
+        return np.array([x[1], 0.0 if self.resting else -self.G])
+
+    def event_functions(self, t, x):
+        return np.zeros(0) if self.resting else np.array([x[0]])
+
+    def handle_events(self, t, x, fired):
+        if 0 not in fired:
+            return x
+        self.impacts.append((t, x[0], x[1]))
+        v = -self.e * x[1]
+        if v <= 0.0:
+            self.resting = True
+            v = 0.0
+        return np.array([0.0, v])
+
+
+@pytest.mark.parametrize("method", VARIABLE + ["ode4"])
+def test_bouncing_ball_impact_times(method):
+    h0, e, g = 1.0, 0.5, Ball.G
+    ball = Ball(e)
+    # impacts at t1, 2*t1, 2.5*t1, ... accumulate at 3*t1 = 1.35 s (Zeno): stop before
+    res = integrate_hybrid(ball, [h0, 0.0], make_grid(0.01, 1.2), method=method,
+                           rtol=1e-10, atol=1e-12)
+    t1 = math.sqrt(2 * h0 / g)
+    v1 = g * t1
+    expected = [t1, t1 + 2 * e * v1 / g, t1 + 2 * e * v1 / g + 2 * e * e * v1 / g]
+    got = [imp[0] for imp in ball.impacts[:3]]
+    tol = 1e-9 if method != "ode4" else 1e-6
+    assert np.allclose(got, expected, atol=tol, rtol=0)
+    # each impact is handled once: re-launching from exactly y = 0 never re-fires there
+    assert len(ball.impacts) == len({round(t, 6) for t, _, _ in ball.impacts})
+    # the stop is never exceeded on the grid
+    assert np.all(res.x[:, 0] >= -1e-12)
+
+
+def test_ball_hitting_an_inelastic_stop_then_rests():
+    ball = Ball(0.0)
+    grid = make_grid(0.05, 2.0)
+    res = integrate_hybrid(ball, [1.0, 0.0], grid, method="ode45", rtol=1e-10, atol=1e-12)
+    t1 = math.sqrt(2.0 / Ball.G)
+    assert len(ball.impacts) == 1 and abs(ball.impacts[0][0] - t1) < 1e-9
+    assert ball.impacts[0][1] <= 0.0                 # located on the new side of 'y > 0'
+    after = grid >= t1
+    assert np.all(res.x[after, 0] == 0.0) and np.all(res.x[after, 1] == 0.0)
+    before = ~after
+    assert np.allclose(res.x[before, 0], 1.0 - 0.5 * Ball.G * grid[before] ** 2, atol=1e-9)
+
+
+class RelationSystem:
+    """x' = 1 starting at x = 0; relation 'x > 0' whose restart value the system fixes."""
+
+    def __init__(self, committed):
+        self.committed = committed
+        self.calls = []
+
+    def derivative(self, t, x):
+        return np.array([1.0])
+
+    def event_functions(self, t, x):
+        return np.array([x[0]])
+
+    def relation_values(self, t, x):
+        return np.array([self.committed])
+
+    def handle_events(self, t, x, fired):
+        self.calls.append(t)
+        self.committed = np.nan
+        return x
+
+
+def test_zero_start_takes_the_side_it_moves_to_by_default():
+    s = RelationSystem(np.nan)
+    integrate_hybrid(s, [0.0], make_grid(0.1, 1.0))
+    assert s.calls == []
+
+
+def test_zero_start_with_a_committed_false_relation_fires_just_after_the_restart():
+    """Modelica semantics (MSL second breakaway stage): 'v > 0' is false at v = 0, so v
+    leaving zero is an event, located right after (never at) the restart instant."""
+    s = RelationSystem(0.0)
+    integrate_hybrid(s, [0.0], make_grid(0.1, 1.0))
+    assert len(s.calls) == 1
+    assert 0.0 < s.calls[0] < 1e-12
+
+
+def test_crossing_located_on_the_new_side_for_direct_reversal():
+    """v = cos t crosses 0 at pi/2: the state handed over is already (minutely) negative."""
+    seen = []
+
+    class Osc:
+        def derivative(self, t, x):
+            return np.array([-x[1], x[0]])        # v' = -s, s' = v -> v = cos t
+
+        def event_functions(self, t, x):
+            return np.array([x[0]]) if not seen else np.zeros(0)
+
+        def handle_events(self, t, x, fired):
+            seen.append((t, x.copy()))
+            return x
+
+    integrate_hybrid(Osc(), [1.0, 0.0], [0.0, 3.0], method="ode45", rtol=1e-12, atol=1e-14)
+    t, x = seen[0]
+    assert abs(t - math.pi / 2) < 1e-10
+    assert -1e-11 < x[0] < 0.0
+
+
+class StepInput:
+    """x' = u(t) with u a unit step at T (a time event); records u seen before the event."""
+
+    T = 0.35
+
+    def __init__(self):
+        self.handled = False
+        self.early = []
+
+    def u(self, t):
+        return 1.0 if t >= self.T else 0.0
+
+    def derivative(self, t, x):
+        if not self.handled and self.u(t) != 0.0:
+            self.early.append(t)
+        return np.array([self.u(t)])
+
+    def event_functions(self, t, x):
+        return np.zeros(0)
+
+    def handle_events(self, t, x, fired):
+        assert fired == () and t == self.T
+        self.handled = True
+        return x
+
+    def next_time_event(self, t):
+        return self.T if t < self.T else math.inf
+
+
+@pytest.mark.parametrize("method", ["ode45", "dae", "Radau", "ode1", "ode4"])
+def test_time_event_input_is_seen_at_its_left_limit_until_handled(method):
+    s = StepInput()
+    grid = make_grid(0.1, 1.0)
+    res = integrate_hybrid(s, [0.0], grid, method=method)
+    assert s.handled and s.early == []
+    assert np.allclose(res.x[:, 0], np.maximum(0.0, grid - s.T), atol=1e-12)
+
+
+def test_event_on_a_grid_time_reports_the_post_event_value():
+    class Jump:
+        done = False
+
+        def derivative(self, t, x):
+            return np.array([0.0])
+
+        def event_functions(self, t, x):
+            return np.zeros(0)
+
+        def handle_events(self, t, x, fired):
+            self.done = True
+            return np.array([5.0])
+
+        def next_time_event(self, t):
+            return 0.5 if t < 0.5 else math.inf
+
+    res = integrate_hybrid(Jump(), [1.0], make_grid(0.1, 1.0), method="ode45")
+    assert res.x[:, 0].tolist() == [1.0] * 5 + [5.0] * 6
+
+
+def test_fixed_step_ode1_locates_the_event_inside_the_euler_step():
+    h = 0.1
+    s = DecaySwitch()
+    integrate_hybrid(s, [1.0], make_grid(h, 2.0), method="ode1")
+    # Euler: x_n = (1-h)^n; inside the step the Euler state is x_n*(1 - tau)
+    n = int(math.floor(math.log(0.5) / math.log(1 - h)))
+    x_n = (1 - h) ** n
+    expected = n * h + (1.0 - 0.5 / x_n)
+    assert abs(s.calls[0][0] - expected) < 1e-12
+
+
+def test_fixed_step_ode4_event_time_and_restart_at_the_event():
+    h = 0.1
+    s = DecaySwitch()
+    res = integrate_hybrid(s, [1.0], make_grid(h, 2.0), method="ode4")
+    # RK4 on x' = -x over tau multiplies by R(tau) = 1 - tau + tau^2/2 - tau^3/6 + tau^4/24
+    R = np.polynomial.Polynomial([1, -1, 1 / 2, -1 / 6, 1 / 24])
+    x_n, n = 1.0, 0
+    while x_n * R(h) > 0.5:
+        x_n *= R(h)
+        n += 1
+    roots = (R - 0.5 / x_n).roots()
+    tau = min(r.real for r in roots if abs(r.imag) < 1e-12 and 0 < r.real <= h)
+    assert abs(s.calls[0][0] - (n * h + tau)) < 1e-12
+    # after the event the solver restarts AT the event with k = 2: one partial step to the
+    # next grid time, then full steps (amplification R(2h) per step)
+    t_ev = s.calls[0][0]
+    x_ev = x_n * R(tau)
+    expected = [x for x in [1.0]]
+    for k in range(1, len(res.t)):
+        tk = k * h
+        if tk <= n * h + 1e-12:
+            expected.append(R(h) ** k)
+        elif not expected or tk - h < t_ev:
+            expected.append(x_ev * R(2.0 * (tk - t_ev)))
+        else:
+            expected.append(expected[-1] * R(2.0 * h))
+    assert np.allclose(res.x[:, 0], expected, rtol=1e-12, atol=0)
+    assert np.allclose(res.x[:, 0], decay_exact(res.t), rtol=1e-4)
+
+
+def test_sample_callback_order_and_stop():
+    seen = []
+
+    def sample(t, x):
+        seen.append(t)
+        return t >= 0.3 - 1e-12
+
+    res = integrate_hybrid(DecaySwitch(), [1.0], make_grid(0.1, 1.0), sample=sample)
+    assert res.stopped and np.allclose(seen, [0.0, 0.1, 0.2, 0.3])
+    assert len(res.t) == 4
+
+
+def test_chattering_is_a_clear_error():
+    class Chatter:
+        """An event whose handling flips the relation back at once: never settles."""
+
+        sign = 1.0
+
+        def derivative(self, t, x):
+            return np.array([self.sign])
+
+        def event_functions(self, t, x):
+            return np.array([x[0] - 0.5])
+
+        def handle_events(self, t, x, fired):
+            self.sign = -self.sign
+            return x
+
+    with pytest.raises(SimulationError) as err:
+        integrate_hybrid(Chatter(), [0.0], [0.0, 1.0], method="ode45")
+    assert err.value.code == "event_chattering"
+
+
+def test_unknown_solver_and_bad_grid():
+    with pytest.raises(SimulationError) as err:
+        integrate_hybrid(DecaySwitch(), [1.0], [0.0, 1.0], method="euler42")
+    assert err.value.code == "unknown_solver"
+    with pytest.raises(SimulationError) as err:
+        integrate_hybrid(DecaySwitch(), [1.0], [0.0, 0.0])
+    assert err.value.code == "bad_grid"
+
+
+def test_make_grid_is_a_product():
+    g = make_grid(0.1, 0.3)
+    assert len(g) == 4 and g[3] == 3 * 0.1
+    assert len(make_grid(0.1, 0.2)) == 3
+
+
+def test_group_dispatches_states_and_events():
+    a, b = DecaySwitch(), Ball(0.5)
+    a.x0, b.x0 = np.array([1.0]), np.array([1.0, 0.0])
+    grp = HybridGroup([a, b])
+    res = integrate_hybrid(grp, grp.x0, make_grid(0.05, 1.0), method="ode45", rtol=1e-10, atol=1e-12)
+    assert len(a.calls) == 1 and abs(a.calls[0][0] - LN2) < 1e-9
+    assert abs(b.impacts[0][0] - math.sqrt(2 / Ball.G)) < 1e-9
+    assert np.allclose(res.x[:, 0], decay_exact(res.t), rtol=1e-7)
