@@ -209,11 +209,24 @@ def test_unknown_pin():
     assert "pins: flange" in err.message
 
 
-def test_acausal_blocks_validate_but_do_not_run_yet():
-    d = diagram([blk("m", "Mass"), blk("f", "Fixed")],
-                [{"from": "m", "fromPin": "flange", "to": "f", "toPin": "flange"}])
+def test_unported_acausal_blocks_validate_but_do_not_run():
+    d = diagram([blk("r", "Resistor"), blk("g", "Ground")],
+                [{"from": "r", "fromPin": "n", "to": "g", "toPin": "p"}])
     assert len(nc.validate(d).links) == 1
-    raises(d, SimulationError, "unsupported_block")
+    err = raises(d, SimulationError, "unsupported_block")
+    assert err.block == "r"
+
+
+def test_smax_not_above_smin():
+    d = diagram([blk("m", "MassWithStopAndFriction", smax=0.1, smin=0.2)], [])
+    err = raises(d, DiagramError, "param_range")
+    assert err.block == "m" and err.param == "smax"
+
+
+def test_start_outside_the_stops():
+    d = diagram([blk("m", "MassWithStopAndFriction", s0=0.7)], [], solver="dae")
+    err = raises(d, SimulationError, "stop_violated_at_init")
+    assert err.block == "m" and "smax" in err.message
 
 
 def test_messages_never_echo_huge_input():

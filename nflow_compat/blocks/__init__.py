@@ -29,6 +29,8 @@ class Phases:
     after_step: Fn | None = None    # recorders, stop flag
     result: Callable[[], tuple] | None = None  # (section, key, value) for the run's result
     continuous: int = 0             # continuous states owned (integrated by a solver, not yet ported)
+    part: object = None             # a continuous part integrated by the solvers (physical island)
+    next_time_event: Callable[[float], float] | None = None  # first input jump after t (inf if none)
 
 
 @dataclass
@@ -43,7 +45,8 @@ class Handler:
 REGISTRY: dict[str, Handler] = {}
 
 # Handler modules, grouped like nflow's libraries; importing one registers its blocks.
-MODULES = ("source", "sink", "math", "logic", "nonlinear", "discrete", "continuous", "utility")
+MODULES = ("source", "sink", "math", "logic", "nonlinear", "discrete", "continuous", "utility",
+           "mechanical")
 
 
 def _always(value):
@@ -104,10 +107,12 @@ def load_all() -> dict:
 class BlockIO:
     """What a handler sees of its block: params, slots into the signal store, context."""
 
-    __slots__ = ("block", "id", "params", "S", "ctx", "ins", "in_widths", "outs", "out_widths", "variables")
+    __slots__ = ("block", "id", "params", "S", "ctx", "ins", "in_widths", "outs", "out_widths", "variables",
+                 "physical")
 
-    def __init__(self, block, S, ctx, ins, in_widths, outs, out_widths, variables=None):
+    def __init__(self, block, S, ctx, ins, in_widths, outs, out_widths, variables=None, physical=None):
         self.block = block
+        self.physical = physical           # acausal blocks: their share of a lowered island
         self.variables = variables or {}   # the diagram's variables (name -> float or array)
         self.id = block.id
         self.params = block.params

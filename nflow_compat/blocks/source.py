@@ -71,13 +71,16 @@ def enumerated_constant(io):
 
 @block("step", widths=_scalar_out, feedthrough=False)
 def step(io):
-    """1 from t >= Time on, else 0."""
+    """1 from t >= Time on, else 0. Solvers stop exactly at Time (a time event)."""
     t0 = io.params["Time"]
     S, o, ctx = io.S, io.outs[0], io.ctx
 
     def output():
         S[o] = 1.0 if ctx.t >= t0 else 0.0
-    return Phases(output=output)
+
+    def next_time_event(t):
+        return t0 if t < t0 else math.inf
+    return Phases(output=output, next_time_event=next_time_event)
 
 
 @block("sine", widths=_scalar_out, feedthrough=False)

@@ -14,8 +14,10 @@ import numpy as np
 from ..blocks import BlockIO, Phases, load_all
 from ..diagram import Diagram
 from ..errors import DiagramError, SimulationError
+from ..physical import islands
 from . import ordering
 from .context import Ctx
+from .continuous import run_continuous
 from .fixed_step import run_fixed_step
 
 # Solvers the fixed-step loop serves exactly; others need continuous-state support.
@@ -48,12 +50,13 @@ class Plan:
         self.S = list(init_values)
         self.ctx = Ctx(diagram.sample_time)
         self.phases: list[Phases] = []
+        members = islands.lower(diagram, self.ctx, self.S)
         for b, h in zip(blocks, handlers):
             ins = [None if src is None else self.slot_of[src] for src in self.sources[b.index]]
             in_w = [0 if src is None else out_widths[src] for src in self.sources[b.index]]
             outs = [self.slot_of[(b.index, p)] for p in range(b.outputs)]
             out_w = [out_widths[(b.index, p)] for p in range(b.outputs)]
-            io = BlockIO(b, self.S, self.ctx, ins, in_w, outs, out_w, diagram.variables)
+            io = BlockIO(b, self.S, self.ctx, ins, in_w, outs, out_w, diagram.variables, members.get(b.index))
             self.phases.append(h.build(io))
         feedthrough = [h.feedthrough(b) for b, h in zip(blocks, handlers)]
         alg_groups = ordering.algebraic_order(diagram, self.phases, feedthrough, self.sources)
@@ -65,6 +68,7 @@ class Plan:
         self.update = [p.update for p in self.phases if p.update]
         self.after_step = [p.after_step for p in self.phases if p.after_step]
         self.continuous = [b.id for b, p in zip(blocks, self.phases) if p.continuous]
+        self.has_parts = any(p.part is not None for p in self.phases)
 
     def run(self) -> dict:
         d = self.diagram
@@ -78,7 +82,7 @@ class Plan:
         for f in self.init:
             f()
         with np.errstate(all="ignore"):
-            steps = run_fixed_step(self, d.n_samples)
+            steps = run_continuous(self) if self.has_parts else run_fixed_step(self, d.n_samples)
         wall = _time.perf_counter() - started
         return self._result(steps, wall)
 

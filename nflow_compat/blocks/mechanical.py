@@ -1,0 +1,37 @@
+"""nflow's acausal translational and rotational libraries (and MSL's friction components).
+
+These blocks do not compute per step like causal ones: the compiler lowers them onto 1-D
+mechanical networks (``physical.islands``), and each island is integrated by the solver
+as one continuous part. What remains per block is its interface to the causal diagram:
+signal inputs feed the island; sensor outputs are written in OUTPUT from the island's
+state (no direct feedthrough).
+"""
+from __future__ import annotations
+
+from ..physical.islands import LOWERING
+from . import Phases, block
+
+
+def _sensor_widths(block, in_widths):
+    return [1] * block.outputs
+
+
+def _build(io):
+    member = io.physical
+    for port, element in member.lowered.inputs.items():
+        if port < len(io.ins):
+            member.part.feed(element, io.ins[port])
+    phases = Phases(part=member.part if member.owner else None)
+    readers = [(io.outs[port], read) for port, read in member.readers.items() if port < len(io.outs)]
+    if readers:
+        S = io.S
+
+        def output():
+            for o, read in readers:
+                S[o] = read()
+        phases.output = output
+    return phases
+
+
+for _type in LOWERING:
+    block(_type, widths=_sensor_widths, feedthrough=False)(_build)

@@ -1,0 +1,59 @@
+"""The MSL reference examples built as nflow diagrams (fixtures/msl/*.json) run through
+the public API under 'dae' and 'ode45' and stay inside MSL's regression tube
+(±0.002·StopTime in time, ±0.002·range in value), with every mode change at the
+reference's event time within the time band."""
+import numpy as np
+import pytest
+
+import nflow_compat as nc
+from tests import goldens, msl_tube
+
+FIXTURES = sorted((goldens.ROOT / "msl").glob("*.json"))
+needs_ref = pytest.mark.skipif(not msl_tube.REFERENCE_DIR.is_dir(),
+                               reason=f"MSL reference CSVs not found at {msl_tube.REFERENCE_DIR}")
+
+
+@pytest.fixture(scope="module", params=[(p, s) for p in FIXTURES for s in ("dae", "ode45")],
+                ids=[f"{p.stem}-{s}" for p in FIXTURES for s in ("dae", "ode45")])
+def run(request):
+    path, solver = request.param
+    fixture = goldens.load(path)
+    result = nc.simulate(dict(fixture["diagram"], solver=solver))
+    return fixture, result
+
+
+@needs_ref
+def test_every_signal_stays_inside_the_msl_tube(run):
+    fixture, result = run
+    t_ref, cols = msl_tube.read_reference(fixture["tube"]["csv"])
+    t = np.asarray(result["time"])
+    stop = float(fixture["diagram"]["duration"])
+    failures = []
+    for name, spec in fixture["tube"]["signals"].items():
+        y = np.asarray(result["workspace"][spec["variable"]], dtype=float)[:, 0] + spec.get("offset", 0.0)
+        res = msl_tube.compare(name, t_ref, cols[name], t, y)
+        assert res.dt == pytest.approx(0.002 * stop)
+        if not res.passed:
+            failures.append((name, res.worst_margin, res.worst_time))
+    assert not failures
+
+
+def test_mode_changes_happen_at_the_reference_event_times(run):
+    fixture, result = run
+    band = 0.002 * float(fixture["diagram"]["duration"])
+    got = [(e["t"], e["block"], e["from"], e["to"]) for e in result["events"] if e["kind"] == "mode"]
+    want = [tuple(e) for e in fixture["events"]]
+    assert [g[1:] for g in got] == [w[1:] for w in want]
+    worst = max(abs(g[0] - w[0]) for g, w in zip(got, want))
+    assert worst <= band
+    assert worst < 5e-5      # measured ~1e-5 at most; the band allows far more
+
+
+def test_stops_are_reported_and_never_exceeded(run):
+    fixture, result = run
+    if "stop2.s" not in fixture["tube"]["signals"]:
+        pytest.skip("no hard stop in this model")
+    s = np.asarray(result["workspace"]["stop2.s"], dtype=float)[:, 0] + 0.5
+    assert s.min() >= -0.4 - 1e-12 and s.max() <= 0.4 + 1e-12
+    stops = [e for e in result["events"] if e["kind"] == "stop"]
+    assert [e["block"] for e in stops] == ["stop2"] and abs(stops[0]["t"] - 0.0605969540580) < 1e-5
