@@ -30,7 +30,8 @@ class PlanSystem:
     def __init__(self, plan):
         self.plan = plan
         self.ctx = plan.ctx
-        self.parts = [p.part for p in plan.phases if p.part is not None]
+        # a canonical order, so that results do not depend on the order of the JSON
+        self.parts = sorted((p.part for p in plan.phases if p.part is not None), key=lambda part: part.key)
         self.slices, start = [], 0
         for part in self.parts:
             self.slices.append(slice(start, start + part.n_states))

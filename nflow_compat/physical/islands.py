@@ -183,6 +183,7 @@ class IslandPart:
 
     def __init__(self, island, names: dict, ctx, S):
         self.island = island
+        self.key = min(island.element_names)   # stable identity of the island
         self.names = names          # network element name -> block id
         self.ctx, self.S = ctx, S
         self.n_states = len(island.x0)
@@ -250,7 +251,9 @@ class Member:
 
 def lower(diagram, ctx, S) -> dict:
     """block index -> Member for every acausal block of ``diagram``."""
-    acausal = [b for b in diagram.blocks if b.type.acausal]
+    # canonical order (ids, then pins): the networks, and so every float operation on them,
+    # do not depend on the order of blocks or connections in the JSON
+    acausal = sorted((b for b in diagram.blocks if b.type.acausal), key=lambda b: b.id)
     if not acausal:
         return {}
     connected = {(w.dst, w.dst_port) for w in diagram.wires}
@@ -273,7 +276,8 @@ def lower(diagram, ctx, S) -> dict:
         else:
             lowered[b.index] = rule(*args)
     node_pin = _join(diagram, lowered)
-    for link in diagram.links:
+    blocks = diagram.blocks
+    for link in sorted(diagram.links, key=lambda k: sorted([(blocks[k.a].id, k.a_pin), (blocks[k.b].id, k.b_pin)])):
         a = lowered[link.a].pins.get(link.a_pin)
         b_ = lowered[link.b].pins.get(link.b_pin)
         if a is not None and b_ is not None:
