@@ -57,3 +57,17 @@ def test_stops_are_reported_and_never_exceeded(run):
     assert s.min() >= -0.4 - 1e-12 and s.max() <= 0.4 + 1e-12
     stops = [e for e in result["events"] if e["kind"] == "stop"]
     assert [e["block"] for e in stops] == ["stop2"] and abs(stops[0]["t"] - 0.0605969540580) < 1e-5
+
+
+def test_fixed_step_solvers_locate_events_inside_the_step():
+    # 'discrete' integrates islands with RK4 between grid points, 'ode1' with Euler; both
+    # still locate each mode change inside its step instead of snapping it to the grid
+    fixture = goldens.load(goldens.ROOT / "msl" / "coupled_clutches.json")
+    want = [tuple(e) for e in fixture["events"]]
+    for solver, tol in (("discrete", 1e-5), ("ode4", 1e-5), ("ode1", 2e-3)):
+        result = nc.simulate(dict(fixture["diagram"], solver=solver))
+        got = [(e["t"], e["block"], e["from"], e["to"]) for e in result["events"] if e["kind"] == "mode"]
+        assert [g[1:] for g in got] == [w[1:] for w in want], solver
+        assert max(abs(g[0] - w[0]) for g, w in zip(got, want)) < tol, solver
+        off_grid = [g[0] for g in got if abs(g[0] / 0.0005 - round(g[0] / 0.0005)) > 1e-6]
+        assert len(off_grid) >= 6, solver
