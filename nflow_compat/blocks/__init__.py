@@ -108,10 +108,12 @@ class BlockIO:
     """What a handler sees of its block: params, slots into the signal store, context."""
 
     __slots__ = ("block", "id", "params", "S", "ctx", "ins", "in_widths", "outs", "out_widths", "variables",
-                 "physical")
+                 "physical", "solver")
 
-    def __init__(self, block, S, ctx, ins, in_widths, outs, out_widths, variables=None, physical=None):
+    def __init__(self, block, S, ctx, ins, in_widths, outs, out_widths, variables=None, physical=None,
+                 solver="discrete"):
         self.block = block
+        self.solver = solver               # the diagram's solver: continuous blocks integrate under it
         self.physical = physical           # acausal blocks: their share of a lowered island
         self.variables = variables or {}   # the diagram's variables (name -> float or array)
         self.id = block.id
@@ -129,6 +131,14 @@ class BlockIO:
         if self.out_widths:
             return self.out_widths[0]
         return max(1, self.in_widths[0]) if self.in_widths else 1
+
+    def shared(self, key: str, factory):
+        """The object ``key`` shared by the blocks of this plan (data stores, goto/from
+        routes), made by ``factory(ctx)`` on first use."""
+        obj = self.ctx.shared.get(key)
+        if obj is None:
+            obj = self.ctx.shared[key] = factory(self.ctx)
+        return obj
 
     def fail(self, code: str, message: str, param: str | None = None):
         raise DiagramError(code, f"block {self.id!r} ({self.block.type.type}): {message}",

@@ -1,18 +1,23 @@
 """nflow's Continuous library.
 
 Only the fixed-step path is ported: with no solver owning the state, nflow integrates
-in UPDATE by forward Euler and every block's OUTPUT emits the state from before the
-step. Each block declares its continuous states (``Phases.continuous``) so that the
-solvers that would integrate them (ode4, ode45, dae) report "unsupported" until they
-exist; ``discrete`` and ``ode1`` run this path.
+in UPDATE (forward Euler; one RK4 step for tf) and the stateful outputs come from the
+state before the step; blocks with direct feedthrough (pid, derivative, biproper tf,
+stateSpace with D != 0) answer the current input in ALGEBRAIC. Each block declares its
+continuous states (``Phases.continuous``) so that the solvers that would integrate them
+(ode4, ode45, dae) report "unsupported" until they exist; ``discrete`` and ``ode1`` run
+this path. derivative and delay own no continuous state (nflow samples them on the
+grid under every solver).
 """
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
 from ..errors import DiagramError
 from . import Phases, block
-from .discrete import input_slot, vector_reader
+from .discrete import StateSpace, initial_state, input_slot, vector_reader
 
 EDGE_KINDS = ("rising", "falling", "either")
 RESET_KINDS = EDGE_KINDS + ("level",)
@@ -218,3 +223,447 @@ def integrator(io):
         primed = True
 
     return Phases(init=init, output=output, algebraic=algebraic, update=update, continuous=w)
+
+
+# ----------------------------------------------------------------------------- shared helpers
+
+def _scalar_reader(io, port: int = 0):
+    """Element 0 of input ``port`` as a float (0 when unconnected)."""
+    slot, S = input_slot(io, port), io.S
+    if slot is None:
+        return lambda: 0.0
+    if io.in_widths[port] > 1:
+        return lambda: float(S[slot][0])
+    return lambda: S[slot]
+
+
+def _reader(io, w: int):
+    """Input 0 as a float (w == 1) or a float array of w (scalar broadcast; 0 when
+    unconnected): nflow's getInput / sigAt."""
+    return _scalar_reader(io) if w == 1 else vector_reader(io, 0, w)
+
+
+# ----------------------------------------------------------------------------- tf
+
+def _trim(coeffs: list) -> list:
+    """Drop leading coefficients with |c| < 1e-12, keeping at least one."""
+    i = 0
+    while i + 1 < len(coeffs) and abs(coeffs[i]) < 1e-12:
+        i += 1
+    return coeffs[i:]
+
+
+class TransferFunction:
+    """nflow's controller canonical (companion) form of num(s)/den(s): both lists trimmed
+    of leading (near-)zero coefficients (an empty numerator is [0], an empty denominator
+    [1]) and normalized by den[0]; n = len(den) - 1 states; the numerator left-padded to
+    n + 1; D = num[0], C[n-1-i] = num[i+1] - den[i+1]*D, A[j] = -den[n-j]. Then
+    x'[i] = x[i+1] (i < n-1), x'[n-1] = u + sum_j A[j] x[j], and y = D u + sum_i C[i] x[i]."""
+
+    def __init__(self, num, den):
+        num = _trim([float(v) for v in np.atleast_1d(np.asarray(num, dtype=float)).reshape(-1)] or [0.0])
+        den = _trim([float(v) for v in np.atleast_1d(np.asarray(den, dtype=float)).reshape(-1)] or [1.0])
+        self.valid = den[0] != 0.0 and math.isfinite(den[0])
+        self.improper = len(num) > len(den)
+        a0 = den[0] if self.valid else 1.0
+        den = [v / a0 for v in den]
+        num = [v / a0 for v in num]
+        self.n = n = len(den) - 1
+        if n <= 0:
+            self.n, self.D, self.C, self.A = 0, (num[0] if num else 0.0), [], []
+            return
+        num = [0.0] * max(0, n + 1 - len(num)) + num
+        tail = den[1:]
+        self.D = D = num[0]
+        self.C = [0.0] * n
+        for i in range(n):
+            self.C[n - 1 - i] = num[i + 1] - tail[i] * D
+        self.A = [-tail[n - 1 - j] for j in range(n)]
+
+    def derivative(self, x: list, u) -> list:
+        last = u
+        for a, xj in zip(self.A, x):
+            last = last + a * xj
+        return x[1:] + [last]
+
+    def output(self, x: list, u):
+        y = self.D * u
+        for c, xi in zip(self.C, x):
+            y = y + c * xi
+        return y
+
+    def state_output(self, x: list):
+        """C x alone (the output of a strictly proper system, D = 0)."""
+        y = 0.0
+        for c, xi in zip(self.C, x):
+            y = y + c * xi
+        return y
+
+    def rk4(self, x: list, u, dt: float) -> list:
+        """One classical RK4 step of x' = f(x, u) with u held over the step."""
+        f = self.derivative
+        k1 = f(x, u)
+        k2 = f([xi + 0.5 * dt * ki for xi, ki in zip(x, k1)], u)
+        k3 = f([xi + 0.5 * dt * ki for xi, ki in zip(x, k2)], u)
+        k4 = f([xi + dt * ki for xi, ki in zip(x, k3)], u)
+        h = dt / 6.0
+        return [xi + h * (a + 2.0 * b + 2.0 * c + d) for xi, a, b, c, d in zip(x, k1, k2, k3, k4)]
+
+
+def _tf_of(block) -> TransferFunction:
+    return TransferFunction(block.params.get("Numerator", [3.0]), block.params.get("Denominator", [1.0, 3.0]))
+
+
+def _tf_feedthrough(block) -> bool:
+    """A pure gain (no state) or a biproper tf (D != 0) answers the current input."""
+    tf = _tf_of(block)
+    return tf.n == 0 or tf.D != 0.0
+
+
+@block("tf", feedthrough=_tf_feedthrough)
+def tf(io):
+    """Continuous transfer function Numerator(s)/Denominator(s) in controller canonical
+    form (see ``TransferFunction``), integrated by one classical RK4 step per dt with the
+    input held (nflow's fixed-step rule); states start at 0. Element-wise for vectors
+    (independent systems with the same coefficients). An unconnected input reads 0.
+
+    * strictly proper (D = 0): y = C x in OUTPUT, from the state before the step, so the
+      block breaks algebraic loops;
+    * biproper (D != 0): y = C x + D u(t_k) with the CURRENT input, in ALGEBRAIC. nflow's
+      handler forms D u in OUTPUT from the input slot, which on its fixed-step path still
+      holds a value from before this step's algebraic wave (semantics.md section 2); its
+      solver path re-runs OUTPUT after the wave and its generated code uses u(t_k). The
+      current input is what both of those, and the transfer function itself, mean;
+    * no state (Denominator of degree 0): y = D u in ALGEBRAIC, as nflow.
+
+    A zero Denominator is an error (nflow silently outputs 0); a Numerator of higher
+    degree than the Denominator (improper) keeps only its first len(Denominator)
+    coefficients, as nflow's construction does, and warns."""
+    model = TransferFunction(io.params["Numerator"], io.params["Denominator"])
+    if not model.valid:
+        io.fail("param_value", "Denominator must have a nonzero (finite) leading coefficient", "Denominator")
+    w = io.width
+    n = model.n
+    if not io.outs:
+        return Phases(continuous=n * w)
+    S, o, ctx = io.S, io.outs[0], io.ctx
+    dt = float(ctx.dt)
+    u_of = _reader(io, w)
+    zero = 0.0 if w == 1 else np.zeros(w)
+    note = (f"tf {io.id!r}: the Numerator has a higher degree than the Denominator (improper); only its "
+            f"first {n + 1} coefficients are used") if model.improper else None
+    init_note = _note_at_init(io.ctx, note)
+    if n == 0:
+        gain = model.D
+
+        def algebraic():
+            S[o] = gain * u_of()
+        return Phases(init=init_note, algebraic=algebraic)
+    x = [zero] * n
+
+    def init():
+        nonlocal x
+        x = [zero] * n
+        if init_note:
+            init_note()
+
+    def update():
+        nonlocal x
+        x = model.rk4(x, u_of(), dt)
+
+    if model.D == 0.0:
+        def output():
+            S[o] = model.state_output(x)
+        return Phases(init=init, output=output, update=update, continuous=n * w)
+
+    def algebraic():
+        S[o] = model.output(x, u_of())
+    return Phases(init=init, algebraic=algebraic, update=update, continuous=n * w)
+
+
+def _note_at_init(ctx, note):
+    if not note:
+        return None
+
+    def init():
+        ctx.warnings.append(note)
+    return init
+
+
+# ----------------------------------------------------------------------------- stateSpace
+
+def _ss_nu(in_widths) -> int:
+    return max(1, in_widths[0] if in_widths else 0)
+
+
+def _ss_width(block, in_widths):
+    return [StateSpace(block.params, _ss_nu(in_widths)).ny] * block.outputs
+
+
+def _ss_feedthrough(block) -> bool:
+    """D != 0: nflow re-emits y = C x + D u in ALGEBRAIC with the current input."""
+    return bool(np.any(np.asarray(block.params.get("D", 0.0), dtype=float) != 0.0))
+
+
+@block("stateSpace", widths=_ss_width, feedthrough=_ss_feedthrough)
+def state_space(io):
+    """x' = A x + B u, y = C x + D u with A nx x nx, B nx x nu, C ny x nx, D ny x nu
+    (row-major; nx = round(sqrt(len(A))), nu = the input width, ny = len(C)/nx; short
+    matrices zero-padded), x starting at InitialCondition (scalar broadcast / list).
+    Fixed-step path, as nflow: OUTPUT y = C x + D u_prev (x before the step, the input
+    latched by the previous UPDATE, 0 at first); when D != 0, ALGEBRAIC re-emits
+    y = C x + D u with the current input; UPDATE x += dt*(A x + B u), then latches u. A
+    scalar A/B/C/D with a vector input uses only its first element (B is nx x nu).
+    An unconnected input reads 0."""
+    p = io.params
+    nu = _ss_nu(io.in_widths)
+    ss = StateSpace(p, nu)
+    if not io.outs:
+        return Phases(continuous=ss.nx)
+    S, o, ctx, w = io.S, io.outs[0], io.ctx, io.width
+    dt = float(ctx.dt)
+    u_of = vector_reader(io, 0, nu)
+    x0 = initial_state(p, ss.nx)
+    x, u_prev = x0, np.zeros(nu)
+    scalar_out = w == 1
+
+    def emit(y):
+        S[o] = float(y[0]) if scalar_out else y
+
+    def init():
+        nonlocal x, u_prev
+        x, u_prev = x0, np.zeros(nu)
+
+    def output():
+        emit(ss.output(x, u_prev))
+
+    def update():
+        nonlocal x, u_prev
+        u = u_of()
+        x = x + dt * ss.derivative(x, u)
+        u_prev = np.array(u, dtype=float)
+
+    algebraic = None
+    if ss.any_d:
+        def algebraic():
+            emit(ss.output(x, u_of()))
+    return Phases(init=init, output=output, algebraic=algebraic, update=update, continuous=ss.nx)
+
+
+# ----------------------------------------------------------------------------- filters
+
+def _cutoff(io) -> float:
+    """wc = 2*pi*max(0, Cutoff) (Cutoff in Hz; NaN reads as 0, like std::max)."""
+    fc = float(io.params["Cutoff"])
+    return 2.0 * math.pi * max(0.0, fc)
+
+
+@block("lpf", feedthrough=False)
+def lpf(io):
+    """First-order low-pass x' = wc (u - x), wc = 2*pi*Cutoff, by forward Euler in UPDATE:
+    x += dt*wc*(u - x); the output is x from before the step (0 at the first sample), so
+    the block breaks algebraic loops. Element-wise; an unconnected input reads 0."""
+    w = io.width
+    if not io.outs:
+        return Phases(continuous=w)
+    S, o, ctx = io.S, io.outs[0], io.ctx
+    k = float(ctx.dt) * _cutoff(io)
+    u_of = _reader(io, w)
+    zero = 0.0 if w == 1 else np.zeros(w)
+    x = zero
+
+    def init():
+        nonlocal x
+        x = zero
+
+    def output():
+        S[o] = x
+
+    def update():
+        nonlocal x
+        x = x + k * (u_of() - x)
+    return Phases(init=init, output=output, update=update, continuous=w)
+
+
+@block("hpf", feedthrough=False)
+def hpf(io):
+    """First-order high-pass, the complement of lpf's state: UPDATE x += dt*wc*(u - x) and
+    latches u - x (with the updated x); OUTPUT emits that latch, so y[k] = u[k-1] - x[k]
+    and y[0] = 0 (nflow's fixed-step timing). Element-wise; unconnected input reads 0."""
+    w = io.width
+    if not io.outs:
+        return Phases(continuous=w)
+    S, o, ctx = io.S, io.outs[0], io.ctx
+    k = float(ctx.dt) * _cutoff(io)
+    u_of = _reader(io, w)
+    zero = 0.0 if w == 1 else np.zeros(w)
+    x = latch = zero
+
+    def init():
+        nonlocal x, latch
+        x = latch = zero
+
+    def output():
+        S[o] = latch
+
+    def update():
+        nonlocal x, latch
+        u = u_of()
+        x = x + k * (u - x)
+        latch = u - x
+    return Phases(init=init, output=output, update=update, continuous=w)
+
+
+# ----------------------------------------------------------------------------- derivative, pid
+
+@block("derivative", feedthrough=True)
+def derivative(io):
+    """Backward difference (u[k] - u[k-1]) * (1/max(dt, 1e-6)) of the current input, in
+    ALGEBRAIC; 0 at the first sample (the previous input is primed with the first one).
+    UPDATE stores the input. A solver's side-effect-free sub-evaluation replays the value
+    of the last committed pass (a hold between samples). No continuous state: it runs
+    the same under every solver. An unconnected input reads 0."""
+    if not io.outs:
+        return Phases()
+    S, o, ctx, w = io.S, io.outs[0], io.ctx, io.width
+    inv_dt = 1.0 / max(float(ctx.dt), 1e-6)
+    u_of = _reader(io, w)
+    zero = 0.0 if w == 1 else np.zeros(w)
+    prev, primed, held = zero, False, zero
+
+    def init():
+        nonlocal prev, primed, held
+        prev, primed, held = zero, False, zero
+
+    def algebraic():
+        nonlocal held
+        if ctx.side_effect_free:
+            S[o] = held
+            return
+        u = u_of()
+        y = (u - (prev if primed else u)) * inv_dt
+        held = y    # an output cache for sub-evaluations, not state
+        S[o] = y
+
+    def update():
+        nonlocal prev, primed
+        prev, primed = u_of(), True
+    return Phases(init=init, algebraic=algebraic, update=update)
+
+
+@block("pid", feedthrough=True)
+def pid(io):
+    """y = P u + I clamp(s + u dt) + D d, with s the integral committed so far (so the
+    output includes this step's contribution) clamped to [LowerSaturationLimit,
+    UpperSaturationLimit] (the limits bound the integral only), and d the derivative:
+    ideal (N <= 0, or not finite) (u - u_prev)/max(dt, 1e-6) with u_prev starting at 0
+    (a u(0)/dt kick at the first sample, as nflow), or filtered N (u - f) with
+    f += dt N (u - f). UPDATE commits s = clamp(s + u dt) and u_prev / f. Element-wise;
+    an unconnected input reads 0."""
+    p = io.params
+    kp, ki, kd, n_f = float(p["P"]), float(p["I"]), float(p["D"]), float(p["N"])
+    lo, hi = float(p["LowerSaturationLimit"]), float(p["UpperSaturationLimit"])
+    filtered = n_f > 0.0 and math.isfinite(n_f)
+    w = io.width
+    states = w * (2 if filtered else 1)
+    if not io.outs:
+        return Phases(continuous=states)
+    S, o, ctx = io.S, io.outs[0], io.ctx
+    dt = float(ctx.dt)
+    inv = max(dt, 1e-6)
+    clamp = _scalar_clamp(lo, hi) if w == 1 else _vector_clamp(lo, hi)
+    u_of = _reader(io, w)
+    zero = 0.0 if w == 1 else np.zeros(w)
+    integral = last = zero    # last: the previous input (ideal) or the filter state
+
+    def init():
+        nonlocal integral, last
+        integral = last = zero
+
+    if filtered:
+        def deriv(u):
+            return n_f * (u - last)
+    else:
+        def deriv(u):
+            return (u - last) / inv
+
+    def algebraic():
+        u = u_of()
+        S[o] = kp * u + ki * clamp(integral + u * dt) + kd * deriv(u)
+
+    def update():
+        nonlocal integral, last
+        u = u_of()
+        integral = clamp(integral + u * dt)
+        last = last + dt * n_f * (u - last) if filtered else u
+    return Phases(init=init, algebraic=algebraic, update=update, continuous=states)
+
+
+# ----------------------------------------------------------------------------- transport delay
+
+_MAX_RING = 10_000_000   # delay-line elements
+
+
+def _delay_feedthrough(block) -> bool:
+    """A zero (or negative) DelayTime makes the block a wire. A positive delay shorter
+    than one step also mixes in the current input, but the ordering pass cannot see the
+    step; that case reads the input slot in OUTPUT, as nflow does (see ``delay``)."""
+    return not float(block.params.get("DelayTime", 0.1)) > 0.0
+
+
+@block("delay", feedthrough=_delay_feedthrough)
+def delay(io):
+    """Transport delay y(t) = u(t - DelayTime) on the sample grid, with linear
+    interpolation between stored samples (nflow's ring buffer): ds = DelayTime/dt,
+    d0 = floor(ds), f = ds - d0, y[k] = (1 - f) u[k-d0] + f u[k-d0-1], zeros before the
+    buffer fills. The ring holds max(2, max(1, ceil(ds) + 1) + 1) samples per element.
+    OUTPUT emits it for d0 >= 1; DelayTime <= 0 is a wire (y = u, ALGEBRAIC). For
+    0 < DelayTime < dt, u[k] is read in OUTPUT from the input slot as nflow does: it is
+    this step's value only when the source is an OUTPUT block declared earlier.
+    UPDATE stores the input. An unconnected input reads 0. No continuous state."""
+    if not io.outs:
+        return Phases()
+    S, o, ctx, w = io.S, io.outs[0], io.ctx, io.width
+    dt = float(ctx.dt)
+    delay_time = float(io.params["DelayTime"])
+    ds_raw = delay_time / max(dt, 1e-12)
+    steps = max(1, math.ceil(ds_raw) + 1) if math.isfinite(ds_raw) else 1
+    if math.isinf(ds_raw) and ds_raw > 0 or steps * w > _MAX_RING:
+        io.fail("param_range", f"DelayTime {delay_time:g} is {ds_raw:g} steps of {dt:g}; the delay line would "
+                f"need more than {_MAX_RING} elements", "DelayTime")
+    size = max(2, steps + 1)
+    ds = ds_raw if ds_raw > 0.0 else 0.0   # negative (and NaN) delays: a wire
+    d0 = int(math.floor(ds))
+    frac = ds - d0
+    if d0 > size - 2:
+        d0, frac = size - 2, 1.0
+    u_of = _reader(io, w)
+    zero = 0.0 if w == 1 else np.zeros(w)
+    ring = [zero] * size
+    base = 0
+
+    def init():
+        nonlocal ring, base
+        ring, base = [zero] * size, 0
+
+    def value(u_now):
+        v0 = u_now if d0 == 0 else ring[(base - d0) % size]
+        return v0 * (1.0 - frac) + ring[(base - d0 - 1) % size] * frac
+
+    def update():
+        nonlocal base
+        ring[base] = u_of()
+        base = (base + 1) % size
+
+    if delay_time <= 0.0 or not math.isfinite(delay_time):
+        def algebraic():
+            S[o] = value(u_of())
+        return Phases(init=init, algebraic=algebraic, update=update)
+
+    if d0 == 0:
+        def output():
+            S[o] = value(u_of())
+    else:
+        def output():
+            S[o] = value(zero)
+    return Phases(init=init, output=output, update=update)

@@ -1,4 +1,5 @@
-"""nflow's Sinks library: recorders and the stop block (all act in AFTER_STEP)."""
+"""nflow's Sinks library: recorders and the stop block (all act in AFTER_STEP), and
+labelSink, which only names its input for labelSource (goto/from)."""
 from __future__ import annotations
 
 import math
@@ -165,3 +166,95 @@ def display(io):
         return "scopes", io.id, {"type": "display", "label": p["Label"], "time": when,
                                  "value": np.atleast_1d(np.asarray(value, dtype=float)).copy()}
     return Phases(init=init, after_step=after_step, result=result)
+
+
+# ----------------------------------------------------------------------------- XY / XYZ scopes
+
+def _first_element_reader(io, port: int):
+    """nflow's getInput(..., 0.0) on port ``port``: element 0 of the signal, NaN when the
+    port is unconnected (or not declared)."""
+    slot = io.ins[port] if port < len(io.ins) else None
+    S = io.S
+    if slot is None:
+        return lambda: NAN
+    if io.in_widths[port] > 1:
+        return lambda: float(S[slot][0])
+    return lambda: S[slot]
+
+
+def _xy_recorder(io, kind: str, axes: str):
+    ctx = io.ctx
+    readers = [_first_element_reader(io, port) for port in range(len(axes))]
+    times = []
+    series = [[] for _ in axes]
+
+    def init():
+        times.clear()
+        for s in series:
+            s.clear()
+
+    def after_step():
+        times.append(ctx.t)
+        for s, read in zip(series, readers):
+            s.append(read())
+
+    def result():
+        out = {"type": kind, "time": np.array(times)}
+        for axis, s in zip(axes, series):
+            out[axis] = np.array(s, dtype=float)
+        return "scopes", io.id, out
+    return Phases(init=init, after_step=after_step, result=result)
+
+
+@block("xyScope", widths=no_outputs, feedthrough=False)
+def xy_scope(io):
+    """Records input 1 against input 2 after every step: element 0 of each (NaN for an
+    unconnected input), as ``scopes[<id>] = {type, time, x, y}``. nflow keeps only the x
+    and y series; the time is added here, as for scope. The axis limits and size are
+    editor settings."""
+    return _xy_recorder(io, "xyScope", "xy")
+
+
+@block("xyzScope", widths=no_outputs, feedthrough=False)
+def xyz_scope(io):
+    """xyScope with a third input: ``scopes[<id>] = {type, time, x, y, z}``."""
+    return _xy_recorder(io, "xyzScope", "xyz")
+
+
+# ----------------------------------------------------------------------------- goto / from
+
+class LabelRoutes:
+    """The plan's labelSink blocks by GotoTag: tag -> (block id, input slot, input width).
+    With two sinks of one tag the later one (declaration order) is used."""
+
+    __slots__ = ("ctx", "sinks", "duplicates")
+
+    def __init__(self, ctx):
+        self.ctx = ctx
+        self.sinks = {}
+        self.duplicates = {}
+
+
+def label_routes(io) -> LabelRoutes:
+    return io.shared("labelRoutes", LabelRoutes)
+
+
+@block("labelSink", widths=no_outputs, feedthrough=False)
+def label_sink(io):
+    """Names its input GotoTag for the labelSource blocks with the same tag; computes
+    nothing (nflow's handler is empty: the engine indexes the sinks by tag)."""
+    routes = label_routes(io)
+    tag = io.params["GotoTag"]
+    slot = io.ins[0] if io.ins else None
+    width = io.in_widths[0] if io.in_widths else 0
+    if tag in routes.sinks:
+        routes.duplicates.setdefault(tag, [routes.sinks[tag][0]]).append(io.id)
+    routes.sinks[tag] = (io.id, slot, width)
+    ctx = io.ctx
+
+    def init():
+        ids = routes.duplicates.get(tag)
+        if ids and ids[-1] == io.id:
+            ctx.warnings.append(f"labelSink blocks {', '.join(repr(i) for i in ids)} share GotoTag {tag!r}; "
+                                f"labelSource blocks read the last one, {io.id!r}")
+    return Phases(init=init)

@@ -2,7 +2,9 @@
 
 Every source here emits in OUTPUT (declaration order, before the algebraic wave) and
 has no direct feedthrough. The counters and the stair sequence keep a step counter
-that only UPDATE advances, so a repeated OUTPUT within a step is harmless.
+that only UPDATE advances, so a repeated OUTPUT within a step is harmless. The one
+exception is ``noise``, whose generator advances on every OUTPUT call as nflow's does.
+``labelSource`` copies the signal of the labelSink with its GotoTag (goto/from).
 """
 from __future__ import annotations
 
@@ -501,3 +503,102 @@ def _lane_evaluator(ts: list, vs: list, interpolate: bool, after: str, zero):
             return vs[idx]
         return between(idx, idx + 1, t)
     return evaluate
+
+
+# ----------------------------------------------------------------------------- impulse, noise
+
+@block("impulse", widths=_scalar_out, feedthrough=False)
+def impulse(io):
+    """Amplitude/max(dt, 1e-6) at the sample within dt/2 of Time (|t - Time| <= dt/2),
+    0 elsewhere: a unit-area pulse one step wide."""
+    t0, amp = io.params["Time"], io.params["Amplitude"]
+    S, o, ctx = io.S, io.outs[0], io.ctx
+    dt = float(ctx.dt)
+    half, peak = dt / 2.0, amp / max(dt, 1e-6)
+
+    def output():
+        S[o] = peak if abs(ctx.t - t0) <= half else 0.0
+    return Phases(output=output)
+
+
+_LCG_A, _LCG_C, _LCG_MASK = 1664525, 1013904223, 0xFFFFFFFF
+
+
+@block("noise", widths=_scalar_out, feedthrough=False)
+def noise(io):
+    """Deterministic noise in [-Amplitude, Amplitude]: a 32-bit linear congruential
+    generator r = 1664525*r + 1013904223 (mod 2^32), starting from r = 1 (nflow's page
+    and generated code), output Amplitude*(2*r/4294967295 - 1). nflow advances it on
+    every OUTPUT call; the fixed-step loop makes one per step, so one number per step.
+    A solver's trial evaluations (side-effect free) replay the value of the last step
+    instead of drawing more, so results do not depend on how many stages it takes."""
+    amp = io.params["Amplitude"]
+    S, o, ctx = io.S, io.outs[0], io.ctx
+    state = 1
+    value = 0.0
+
+    def init():
+        nonlocal state, value
+        state, value = 1, 0.0
+
+    def output():
+        nonlocal state, value
+        if not ctx.side_effect_free:
+            state = (_LCG_A * state + _LCG_C) & _LCG_MASK
+            value = amp * ((state / 4294967295.0) * 2.0 - 1.0)
+        S[o] = value
+    return Phases(init=init, output=output)
+
+
+# ----------------------------------------------------------------------------- goto / from
+
+@block("labelSource", widths=_scalar_out, feedthrough=False)
+def label_source(io):
+    """Outputs the signal entering the labelSink with the same GotoTag. Like nflow it
+    copies that signal in OUTPUT (declaration order, before the algebraic wave), so it
+    sees this step's value when the signal comes from an OUTPUT block (a source, a delay,
+    an integrator) declared before this labelSource, and the previous step's value (0 at
+    the first sample) when it is computed in the algebraic wave or declared later. It
+    never creates an ordering dependency, so goto/from pairs cannot form algebraic loops.
+    No sink with the tag, an empty tag or an unconnected sink: zeros, with a warning.
+    ``isExternalPort`` true (a subsystem port): the block does nothing. Scalar signals
+    only for now: the output width cannot follow the sink's input yet."""
+    if not io.outs:
+        return Phases()
+    from .sink import label_routes
+    routes = label_routes(io)
+    tag = io.params["GotoTag"]
+    S, o, ctx = io.S, io.outs[0], io.ctx
+    if io.params.get("isExternalPort"):
+        return Phases(init=lambda: routes)   # keeps the routes alive; writes nothing
+    found = routes.sinks.get(tag)
+    if found is not None:
+        _check_label_width(io, tag, found)
+    source = None   # the sink's input slot, resolved at INIT (every block is built by then)
+    note = None
+
+    def init():
+        nonlocal source, note
+        sink = routes.sinks.get(tag) if tag else None
+        source, note = None, None
+        if sink is None:
+            note = (f"labelSource {io.id!r}: no labelSink has GotoTag {tag!r}; it outputs 0" if tag else
+                    f"labelSource {io.id!r}: empty GotoTag; it outputs 0")
+        elif sink[1] is None:
+            note = f"labelSource {io.id!r}: labelSink {sink[0]!r} (GotoTag {tag!r}) has no input; it outputs 0"
+        else:
+            _check_label_width(io, tag, sink)
+            source = sink[1]
+        if note:
+            ctx.warnings.append(note)
+
+    def output():
+        S[o] = 0.0 if source is None else S[source]
+    return Phases(init=init, output=output)
+
+
+def _check_label_width(io, tag, sink):
+    sink_id, _, width = sink
+    if width > 1:
+        io.fail("label_width", f"labelSink {sink_id!r} (GotoTag {tag!r}) carries a signal of width {width}; "
+                "label routing of vector signals is not supported yet (scalar signals only)", "GotoTag")

@@ -1,5 +1,7 @@
-"""nflow's Utility library: routing blocks (mux, demux, switch, signalConversion),
-initialCondition and width.
+"""nflow's Utility library: routing blocks (mux, demux, switch, multiportSwitch,
+signalConversion, selector, assignment, reshape, concatenate), initialCondition, width,
+toggleSwitch, the data stores (dataStoreMemory / Write / Read) and comment (inert).
+Not ported: merge (needs conditional subsystems), subsystem, buses, iterators, convert.
 
 mux and demux have no nflow handler: nflow treats them as virtual wiring, so the
 signals they route are the same-step values of their sources. Here they are direct-
@@ -8,12 +10,15 @@ would read inputs before the algebraic wave has computed them).
 """
 from __future__ import annotations
 
+import math
 import operator
 
 import numpy as np
 
 from ..errors import DiagramError
-from . import Phases, block, scalar_out
+from ..expr import evaluate
+from ..signals import round_half_away
+from . import Phases, block, no_outputs, scalar_out
 from .discrete import ic_width, input_slot, vector_reader
 
 
@@ -228,3 +233,366 @@ def width(io):
     def output():
         S[o] = value
     return Phases(output=output)
+
+
+# ----------------------------------------------------------------------------- data stores
+
+class _DataStores:
+    """The run's named scalar stores. The first participating block (in declaration
+    order, which is INIT order) empties them at INIT, so every run starts afresh (nflow
+    keeps one map per thread across runs; a store with no Memory block would then start
+    from the previous run's last value there)."""
+
+    __slots__ = ("ctx", "values", "leader")
+
+    def __init__(self, ctx):
+        self.ctx = ctx
+        self.values = {}
+        self.leader = None
+
+    def claim(self, block_id: str) -> bool:
+        if self.leader is None:
+            self.leader = block_id
+        return self.leader == block_id
+
+
+def _data_stores(io):
+    stores = io.shared("dataStores", _DataStores)
+    return stores, stores.claim(io.id)
+
+
+@block("dataStoreMemory", widths=no_outputs, feedthrough=False)
+def data_store_memory(io):
+    """Declares store DataStoreName with InitialValue: INIT sets it (over a Write's 0 seed,
+    whatever the declaration order; with two Memory blocks of one name the later wins)."""
+    stores, leader = _data_stores(io)
+    name, value = io.params["DataStoreName"], float(io.params["InitialValue"])
+
+    def init():
+        if leader:
+            stores.values.clear()
+        stores.values[name] = value
+    return Phases(init=init)
+
+
+@block("dataStoreWrite", widths=no_outputs, feedthrough=False)
+def data_store_write(io):
+    """Stores input 0 (element 0; scalar stores) under DataStoreName. nflow writes in the
+    ALGEBRAIC wave, after the Read blocks (no inputs: first wave) have run, so reads see
+    the previous step's write; writing in UPDATE gives exactly that, on every path.
+    INIT seeds the store with 0 if no Memory block declared it. Unconnected: no write."""
+    stores, leader = _data_stores(io)
+    name, values = io.params["DataStoreName"], stores.values
+    slot, S = input_slot(io), io.S
+
+    def init():
+        if leader:
+            stores.values.clear()
+        stores.values.setdefault(name, 0.0)
+
+    if slot is None:
+        return Phases(init=init)
+    if io.in_widths[0] > 1:
+        def update():
+            values[name] = float(S[slot][0])
+    else:
+        def update():
+            values[name] = S[slot]
+    return Phases(init=init, update=update)
+
+
+@block("dataStoreRead", widths=scalar_out, feedthrough=False)
+def data_store_read(io):
+    """Outputs the value of store DataStoreName (0 when nothing declares or writes it).
+    It reads before this step's writes (see dataStoreWrite): one step of latency, and
+    InitialValue at the first sample."""
+    stores, leader = _data_stores(io)
+    name, values = io.params["DataStoreName"], stores.values
+
+    def init():
+        if leader:
+            stores.values.clear()
+
+    if not io.outs:
+        return Phases(init=init)
+    S, o = io.S, io.outs[0]
+
+    def output():
+        S[o] = values.get(name, 0.0)
+    return Phases(init=init, output=output)
+
+
+# ----------------------------------------------------------------------------- selection
+
+def _whole(x: float, *, trunc: bool = False) -> int | None:
+    """C++ llround (or a truncating int cast); None where the result is undefined."""
+    if not math.isfinite(x) or abs(x) >= 2.0 ** 62:
+        return None
+    return int(x) if trunc else int(round_half_away(float(x)))
+
+
+def _index_list(value) -> list:
+    arr = np.atleast_1d(np.asarray(value, dtype=float)).reshape(-1)
+    return [float(v) for v in arr]
+
+
+def _selector_width(block, in_widths):
+    n = len(_index_list(block.params.get("Indices", 1.0)))
+    w = in_widths[0] if in_widths else 0
+    return [n if n else max(1, w)] * block.outputs
+
+
+@block("selector", widths=_selector_width, feedthrough=True)
+def selector(io):
+    """Output element i = input element Indices[i] (1-based, rounded half away from zero,
+    clamped into the input). The output has one element per index; with no indices it
+    is the input itself. An unconnected input reads 0."""
+    if not io.outs:
+        return Phases()
+    S, o, w = io.S, io.outs[0], io.width
+    idx = _index_list(io.params["Indices"])
+    in_w = max(1, io.in_widths[0]) if io.in_widths else 1
+
+    def pick(i):
+        k = _whole(idx[i]) if i < len(idx) else i + 1
+        if k is None:   # llround of NaN/inf: LLONG_MIN on the hardware nflow runs on
+            k = 1
+        return min(max(k, 1), in_w) - 1
+
+    picks = [pick(i) for i in range(w)]
+    slot = input_slot(io)
+    if slot is None:
+        zero = 0.0 if w == 1 else np.zeros(w)
+
+        def algebraic():
+            S[o] = zero
+        return Phases(algebraic=algebraic)
+    if io.in_widths[0] == 1:
+        if w == 1:
+            def algebraic():
+                S[o] = S[slot]
+        else:
+            def algebraic():
+                S[o] = np.full(w, S[slot])
+        return Phases(algebraic=algebraic)
+    if w == 1:
+        p = picks[0]
+
+        def algebraic():
+            S[o] = float(S[slot][p])
+    else:
+        take = np.array(picks, dtype=np.intp)
+
+        def algebraic():
+            S[o] = S[slot][take]
+    return Phases(algebraic=algebraic)
+
+
+def _multiport_width(block, in_widths):
+    if block.inputs < 2:
+        raise DiagramError("bad_port_count", f"block {block.id!r} (multiportSwitch): multiportSwitch requires a "
+                           "control input and at least one data input (give it 'inputs' >= 2)",
+                           block=block.id, path=block.path + "/inputs")
+    data = [w for w in in_widths[1:] if w]
+    out = max(data, default=1)
+    for port, w in enumerate(in_widths[1:], start=1):
+        if w not in (0, 1, out):
+            raise DiagramError("width_mismatch", f"block {block.id!r} (multiportSwitch): data input {port} has "
+                               f"width {w} but another has width {out}; widths must agree or be 1",
+                               block=block.id, path=block.path)
+    return [out] * block.outputs
+
+
+@block("multiportSwitch", widths=_multiport_width, feedthrough=True)
+def multiport_switch(io):
+    """Port 0 is the control, ports 1..n-1 the data inputs (n = the instance's 'inputs';
+    DataPortCount is not read, as in nflow). Output = data input trunc(control[0]),
+    clamped into 1..n-1 (a control whose integer part is undefined - NaN, inf - selects
+    1). Element-wise, a scalar data input broadcast, an unconnected one reads 0.
+    Unconnected control: nothing is written."""
+    ctl = input_slot(io)
+    if ctl is None or not io.outs:
+        return Phases()
+    S, o, w = io.S, io.outs[0], io.width
+    n_data = io.block.inputs - 1
+    readers = []
+    for port in range(1, n_data + 1):
+        slot = input_slot(io, port)
+        if w == 1:
+            readers.append((lambda: 0.0) if slot is None else (lambda slot=slot: S[slot]))
+        else:
+            readers.append(vector_reader(io, port, w))
+    wide_ctl = io.in_widths[0] > 1
+
+    def algebraic():
+        c = float(S[ctl][0]) if wide_ctl else S[ctl]
+        k = _whole(c, trunc=True)
+        if k is None or k < 1:
+            k = 1
+        elif k > n_data:
+            k = n_data
+        S[o] = readers[k - 1]()
+    return Phases(algebraic=algebraic)
+
+
+def _assignment_width(block, in_widths):
+    base = in_widths[0] if in_widths else 0
+    n = len(_index_list(block.params.get("Indices", 1.0)))
+    vals = in_widths[1] if len(in_widths) > 1 else 0
+    if vals > 1 and vals < n:
+        raise DiagramError("width_mismatch", f"block {block.id!r} (assignment): the values input (1) has width "
+                           f"{vals} but Indices lists {n} positions", block=block.id, path=block.path)
+    return [max(1, base)] * block.outputs
+
+
+@block("assignment", widths=_assignment_width, feedthrough=True)
+def assignment(io):
+    """Output = the base (input 0, which sets the width) with element Indices[k] (1-based,
+    rounded half away from zero) replaced by element k of the values (input 1; a scalar
+    is broadcast, unconnected reads 0). An index listed twice takes its first value;
+    indices outside the base are ignored. Unconnected base: nothing is written."""
+    base = input_slot(io)
+    if base is None or not io.outs:
+        return Phases()
+    S, o, w = io.S, io.outs[0], io.width
+    positions = {}
+    for k, v in enumerate(_index_list(io.params["Indices"])):
+        i = _whole(v)
+        if i is not None and 1 <= i <= w and i - 1 not in positions:
+            positions[i - 1] = k
+    vals = input_slot(io, 1)
+    scalar_vals = vals is None or io.in_widths[1] <= 1
+    if w == 1:
+        if 0 not in positions:
+            def algebraic():
+                S[o] = S[base]
+        elif vals is None:
+            def algebraic():
+                S[o] = 0.0
+        elif scalar_vals:
+            def algebraic():
+                S[o] = S[vals]
+        else:
+            k0 = positions[0]
+
+            def algebraic():
+                S[o] = float(S[vals][k0])
+        return Phases(algebraic=algebraic)
+    dst = np.array(list(positions), dtype=np.intp)
+    src = np.array(list(positions.values()), dtype=np.intp)
+    base_vec = vector_reader(io, 0, w)
+
+    def algebraic():
+        out = np.array(base_vec(), dtype=float)
+        if dst.size:
+            if vals is None:
+                out[dst] = 0.0
+            elif scalar_vals:
+                out[dst] = S[vals]
+            else:
+                out[dst] = S[vals][src]
+        S[o] = out
+    return Phases(algebraic=algebraic)
+
+
+# ----------------------------------------------------------------------------- shape
+
+def _reshape_dims(block):
+    """OutputDimensions as a list of whole positive dims, or None (keep the input's)."""
+    raw = block.params.get("OutputDimensions", "")
+    where = block.where("OutputDimensions")
+    if raw is None or (isinstance(raw, str) and not raw.strip()) or (isinstance(raw, list) and not raw):
+        return None
+    if isinstance(raw, str):
+        value = evaluate(raw, None, **where)
+    elif isinstance(raw, bool):
+        value = None
+    else:
+        try:
+            value = np.asarray(raw, dtype=float)
+        except (TypeError, ValueError):
+            value = None
+    if value is None:
+        raise DiagramError("param_type", f"block {block.id!r} (reshape): OutputDimensions must be a list of "
+                           f"dimensions like [2 3], got {raw!r}", **where)
+    dims = np.atleast_1d(np.asarray(value, dtype=float)).reshape(-1)
+    if dims.size == 0:
+        return None
+    if not np.all(np.isfinite(dims)) or np.any(dims < 1) or np.any(dims != np.floor(dims)) or dims.size > 8:
+        raise DiagramError("param_value", f"block {block.id!r} (reshape): OutputDimensions must be positive "
+                           f"whole numbers, got {dims.tolist()}", **where)
+    return [int(d) for d in dims]
+
+
+def _reshape_width(block, in_widths):
+    dims = _reshape_dims(block)
+    w = in_widths[0] if in_widths else 0
+    if dims is None:
+        return [max(1, w)] * block.outputs
+    n = math.prod(dims)
+    if n > 1_000_000:
+        raise DiagramError("param_value", f"block {block.id!r} (reshape): OutputDimensions {dims} has {n} "
+                           "elements (limit 1000000)", **block.where("OutputDimensions"))
+    if w > 1 and w != n:
+        raise DiagramError("reshape_mismatch", f"block {block.id!r} (reshape): input width {w} does not match "
+                           f"the declared output element count {n} (OutputDimensions {dims})",
+                           **block.where("OutputDimensions"))
+    return [n] * block.outputs
+
+
+@block("reshape", widths=_reshape_width, feedthrough=True)
+def reshape(io):
+    """Passes the elements through unchanged; only the declared dimensions change. Signals
+    here are vectors, so the output is the input with OutputDimensions' element count
+    (a scalar input is broadcast to it; empty OutputDimensions keeps the input width).
+    An input whose width differs from that count is a 'reshape_mismatch' error (nflow
+    reports it at INIT). Unconnected input reads 0."""
+    if not io.outs:
+        return Phases()
+    S, o, w = io.S, io.outs[0], io.width
+    slot = input_slot(io)
+    if slot is None:
+        zero = 0.0 if w == 1 else np.zeros(w)
+
+        def algebraic():
+            S[o] = zero
+    elif w == 1 or io.in_widths[0] == w:
+        def algebraic():
+            S[o] = S[slot]
+    else:
+        def algebraic():
+            S[o] = np.full(w, S[slot])
+    return Phases(algebraic=algebraic)
+
+
+@block("concatenate", widths=_mux_width, feedthrough=True)
+def concatenate(io):
+    """Joins the inputs in port order into one vector (the instance's 'inputs' ports; an
+    unconnected one contributes one element 0). Signals here are 1-D (column) vectors, so
+    the element order is the same for every ConcatenateDimension: nflow's 2-D stacking
+    of row vectors along dimension 1 (an interleaved, column-major result) is not
+    modelled."""
+    return mux(io)
+
+
+# ----------------------------------------------------------------------------- sources, annotations
+
+@block("toggleSwitch", widths=scalar_out, feedthrough=False)
+def toggle_switch(io):
+    """OnValue when State is non-zero (NaN included), else OffValue; the labels are for
+    the editor only."""
+    p = io.params
+    value = float(p["OnValue"]) if p["State"] != 0.0 else float(p["OffValue"])
+    if not io.outs:
+        return Phases()
+    S, o = io.S, io.outs[0]
+
+    def output():
+        S[o] = value
+    return Phases(output=output)
+
+
+@block("comment", widths=no_outputs, feedthrough=False)
+def comment(io):
+    """Editor annotation: nflow has no handler for it; it is accepted and does nothing."""
+    return Phases()

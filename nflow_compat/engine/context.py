@@ -3,10 +3,11 @@ from __future__ import annotations
 
 
 class Ctx:
-    __slots__ = ("t", "dt", "k", "stop", "side_effect_free", "events", "warnings")
+    __slots__ = ("t", "dt", "k", "stop", "side_effect_free", "events", "warnings", "shared")
 
     def __init__(self, dt: float):
         self.dt = dt
+        self.shared = {}   # per-plan objects blocks share (io.shared); they reset themselves at INIT
         self.reset()
 
     def reset(self):

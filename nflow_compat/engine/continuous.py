@@ -144,3 +144,38 @@ class _Restart:
         if name == "initialize":
             raise AttributeError(name)
         return getattr(self._s, name)
+
+
+class StatePart:
+    """Continuous state owned by a causal block (integrator, transfer function, ...) when
+    a solver integrates the diagram; also serves stateless blocks that only report
+    zero-crossing surfaces (``n_states`` 0), so the solver restarts at their kinks.
+
+    ``derivative()`` and ``surfaces()`` take no arguments: they read the block's inputs
+    from the signal store (already evaluated for this time and state) and its state from
+    ``self.x``; ``on_event(x)`` may re-initialize the state after a located event."""
+
+    def __init__(self, key: str, x0, derivative=None, surfaces=None, on_event=None):
+        self.key = key
+        self.x0 = np.atleast_1d(np.asarray(x0, dtype=float)).copy()
+        self.n_states = self.x0.size
+        self.x = self.x0.copy()
+        self._derivative, self._surfaces, self._on_event = derivative, surfaces, on_event
+
+    def load(self, x):
+        self.x = x
+
+    def derivative(self, t, x):
+        return np.atleast_1d(np.asarray(self._derivative(), dtype=float)) if self._derivative else np.zeros(0)
+
+    def event_functions(self, t, x):
+        return np.atleast_1d(np.asarray(self._surfaces(), dtype=float)) if self._surfaces else np.zeros(0)
+
+    def handle_events(self, t, x, fired):
+        return self._on_event(np.array(x, dtype=float)) if self._on_event else x
+
+    def initialize(self, t, x):
+        return x
+
+    def next_time_event(self, t):
+        return math.inf

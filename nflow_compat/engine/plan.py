@@ -56,7 +56,8 @@ class Plan:
             in_w = [0 if src is None else out_widths[src] for src in self.sources[b.index]]
             outs = [self.slot_of[(b.index, p)] for p in range(b.outputs)]
             out_w = [out_widths[(b.index, p)] for p in range(b.outputs)]
-            io = BlockIO(b, self.S, self.ctx, ins, in_w, outs, out_w, diagram.variables, members.get(b.index))
+            io = BlockIO(b, self.S, self.ctx, ins, in_w, outs, out_w, diagram.variables, members.get(b.index),
+                         diagram.solver)
             self.phases.append(h.build(io))
         feedthrough = [h.feedthrough(b) for b, h in zip(blocks, handlers)]
         alg_groups = ordering.algebraic_order(diagram, self.phases, feedthrough, self.sources)
