@@ -132,11 +132,10 @@ def test_tf_improper_warns():
     assert any("improper" in w for w in res["warnings"])
 
 
-def test_tf_reports_continuous_state_to_other_solvers():
-    with pytest.raises(SimulationError) as err:
-        const_into(blk("b", "tf", Numerator=[1], Denominator=[1, 1]), solver="ode45")
-    assert err.value.code == "unsupported_solver"
-    # ode1 runs the fixed-step path
+def test_tf_runs_under_every_solver():
+    # ode45 integrates 1/(s+1) to 1 - exp(-t); ode1 runs the fixed-step path
+    y = const_into(blk("b", "tf", Numerator=[1], Denominator=[1, 1]), solver="ode45")[:, 0]
+    assert np.allclose(y, 1 - np.exp(-np.arange(11) * 0.1), atol=1e-8)
     assert const_into(blk("b", "tf", Numerator=[1], Denominator=[1, 1]), solver="ode1").shape == (11, 1)
 
 

@@ -88,12 +88,12 @@ def test_stop_simulation_ends_after_the_step_that_fires():
     assert res["stats"]["steps"] == 6
 
 
-def test_unknown_solver_for_continuous_state_is_reported():
-    d = diagram([blk("c", "constant", Value=1), blk("i", "integrator"), record()],
-                [wire("c", "i"), wire("i", "w")], solver="ode45")
+def test_a_solver_form_not_ported_is_reported():
+    d = diagram([blk("c", "constant", Value=1), blk("p", "pid", P=1, I=1, D=1, N=0), record()],
+                [wire("c", "p"), wire("p", "w")], solver="ode45")
     with pytest.raises(nc.SimulationError) as info:
         nc.simulate(d)
-    assert info.value.code == "unsupported_solver"
+    assert info.value.code == "unsupported_solver" and info.value.block == "p"
 
 
 def test_solvers_without_continuous_state_run_the_grid():
@@ -101,3 +101,14 @@ def test_solvers_without_continuous_state_run_the_grid():
         d = chain()
         d["solver"] = solver
         assert np.array_equal(trace(d), trace(chain()))
+
+
+def test_blocks_declared_with_fewer_ports_than_their_manifest_run():
+    # "inputs": 0 / "outputs": 0 as jsonencode writes them for a bare block: the missing
+    # inputs are unconnected, the missing outputs write nowhere visible
+    d = diagram([blk("c", "constant", Value=[1, 2]), blk("g", "gain", inputs=1, outputs=0),
+                 blk("s", "saturation", outputs=0), blk("a", "abs", inputs=0), blk("w", "toWorkspace", inputs=0)],
+                [wire("c", "g"), wire("c", "s")], duration=0.1)
+    res = nc.simulate(d)
+    assert res["status"] == "ok"
+    assert np.isnan(np.asarray(res["workspace"]["simout"]["signals"]["values"], dtype=float)).all()

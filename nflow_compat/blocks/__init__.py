@@ -31,6 +31,7 @@ class Phases:
     continuous: int = 0             # continuous states owned (integrated by a solver, not yet ported)
     part: object = None             # a continuous part integrated by the solvers (physical island)
     next_time_event: Callable[[float], float] | None = None  # first input jump after t (inf if none)
+    feedthrough: object = None      # overrides the handler's feedthrough for this instance (e.g. under a solver)
 
 
 @dataclass
@@ -46,7 +47,7 @@ REGISTRY: dict[str, Handler] = {}
 
 # Handler modules, grouped like nflow's libraries; importing one registers its blocks.
 MODULES = ("source", "sink", "math", "logic", "nonlinear", "discrete", "continuous", "utility",
-           "mechanical")
+           "mechanical", "lookup")
 
 
 def _always(value):
@@ -124,6 +125,13 @@ class BlockIO:
         self.in_widths = in_widths    # 0 when unconnected
         self.outs = outs
         self.out_widths = out_widths
+
+    @property
+    def declared_ins(self) -> list:
+        """The input ports the diagram declares (``io.ins`` is padded with unconnected
+        ports up to the manifest's count, so handlers may index it safely); blocks whose
+        behavior depends on the port count (sum, logic, mux, scope) iterate these."""
+        return self.ins[:self.block.inputs]
 
     @property
     def width(self) -> int:

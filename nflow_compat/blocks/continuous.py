@@ -15,8 +15,9 @@ import math
 
 import numpy as np
 
-from ..errors import DiagramError
+from ..errors import DiagramError, SimulationError
 from . import Phases, block
+from ..engine.continuous import SOLVER_OWNED, StatePart
 from .discrete import StateSpace, initial_state, input_slot, vector_reader
 
 EDGE_KINDS = ("rising", "falling", "either")
@@ -153,17 +154,24 @@ def integrator(io):
         signal = vector_reader(io, 0, w)
         initial = vector_reader(io, ic_port, w) if icslot is not None else (lambda: seed)
     x0 = clamp(seed)
+    reset = _ResetLine(io, kind, reset_port, r) if kind is not None else None
+
+    def init_note():
+        if note:
+            ctx.warnings.append(note)
+
+    if io.solver in SOLVER_OWNED:
+        return _integrator_under_solver(io, x0, signal, initial, clamp, lo, hi, reset, init_note)
     x = x0
 
     def output():
         S[o] = x
 
-    if kind is None:
+    if reset is None:
         def init():
             nonlocal x
             x = x0
-            if note:
-                ctx.warnings.append(note)
+            init_note()
 
         if w == 1 and i is not None and lo == -np.inf and hi == np.inf:
             def update():
@@ -176,53 +184,106 @@ def integrator(io):
         return Phases(init=init, output=output, update=update, continuous=w)
 
     # ---- resettable integrator
-    level = kind == "level"
-    fired = None if level else _edge_rule(kind)
-    if r is None:
-        def line():
-            return 0.0
-    elif io.in_widths[reset_port] > 1:
-        def line():
-            return float(S[r][0])
-    else:
-        def line():
-            return S[r]
-    prev = 0.0       # last non-zero reset line value (zero-side latch)
-    primed = False   # an edge needs one earlier committed step to compare with
-
     def init():
-        nonlocal x, prev, primed
-        x, prev, primed = x0, 0.0, False
-        if note:
-            ctx.warnings.append(note)
-
-    def resetting(value) -> bool:
-        if level:
-            return value != 0.0
-        return primed and fired(prev, value)
+        nonlocal x
+        x = x0
+        reset.init()
+        init_note()
 
     def algebraic():
         # The reset line is settled here (topological order): a reset reports the
         # initial condition in this very step. Solver sub-evaluations leave OUTPUT's value.
-        if ctx.side_effect_free:
-            return
-        if resetting(line()):
+        if not ctx.side_effect_free and reset.active():
             S[o] = clamp(initial())
 
     def update():
-        nonlocal x, prev, primed
-        value = line()
+        nonlocal x
         u = signal()
-        if resetting(value):
+        if reset.active():
             base = clamp(initial())
-            x = base if level else clamp(base + dt * u)
+            x = base if reset.level else clamp(base + dt * u)
         else:
             x = clamp(x + dt * u)
-        if not primed or value != 0.0:
-            prev = value
-        primed = True
+        reset.commit()
 
     return Phases(init=init, output=output, algebraic=algebraic, update=update, continuous=w)
+
+
+class _ResetLine:
+    """An integrator's external reset line: 'level' resets while the line is non-zero;
+    'rising' / 'falling' / 'either' on a crossing of zero against the last non-zero line
+    value (zero latches the side it was reached from), never on the first step."""
+
+    def __init__(self, io, kind, port, slot):
+        S = io.S
+        self.level = kind == "level"
+        self.edge = None if self.level else _edge_rule(kind)
+        if slot is None:
+            self.line = lambda: 0.0
+        elif io.in_widths[port] > 1:
+            self.line = lambda: float(S[slot][0])
+        else:
+            self.line = lambda: S[slot]
+        self.init()
+
+    def init(self):
+        self.prev, self.primed = 0.0, False
+
+    def active(self) -> bool:
+        value = self.line()
+        return value != 0.0 if self.level else self.primed and self.edge(self.prev, value)
+
+    def commit(self):
+        value = self.line()
+        if not self.primed or value != 0.0:
+            self.prev = value
+        self.primed = True
+
+
+def _integrator_under_solver(io, x0, signal, initial, clamp, lo, hi, reset, init_note):
+    """The state joins the solver's state vector (nflow's DERIVATIVE and ZERO_CROSSING):
+    x' = u, held at 0 while x sits on a limit and u pushes outward (and while a 'level'
+    reset is active); surfaces x - lo and x - hi for finite limits so the solver restarts
+    where a limit is reached; y = clamp(x). A reset re-seeds the state at the grid point
+    where it is seen."""
+    S, o, ctx = io.S, io.outs[0], io.ctx
+    w = io.width
+    bounds = [b for b in (lo, hi) if math.isfinite(b)]
+
+    def derivative():
+        x, u = part.x, signal()
+        u = np.where(((x >= hi) & (u > 0.0)) | ((x <= lo) & (u < 0.0)), 0.0, u)
+        if reset is not None and reset.level and reset.active():
+            u = np.zeros(w)
+        return u
+
+    def surfaces():
+        return np.concatenate([part.x - b for b in bounds])
+
+    part = StatePart(io.id, x0, derivative=derivative, surfaces=surfaces if bounds else None)
+
+    if w == 1:
+        def output():
+            S[o] = clamp(float(part.x[0]))
+    else:
+        def output():
+            S[o] = clamp(part.x.copy())
+    if reset is None:
+        return Phases(init=init_note, output=output, part=part)
+
+    def init():
+        reset.init()
+        init_note()
+
+    def algebraic():
+        if not ctx.side_effect_free and reset.active():
+            S[o] = clamp(initial())
+
+    def update():
+        if reset.active():
+            part.x[:] = clamp(initial())   # re-seeded in the solver's state at this grid point
+        reset.commit()
+    return Phases(init=init, output=output, algebraic=algebraic, update=update, part=part)
 
 
 # ----------------------------------------------------------------------------- shared helpers
@@ -241,6 +302,36 @@ def _reader(io, w: int):
     """Input 0 as a float (w == 1) or a float array of w (scalar broadcast; 0 when
     unconnected): nflow's getInput / sigAt."""
     return _scalar_reader(io) if w == 1 else vector_reader(io, 0, w)
+
+
+# ----------------------------------------------------------------------------- under a solver
+
+def _lti_under_solver(io, A, B, C, D, x0, per_element: bool):
+    """x' = A x + B u, y = C x + D u with the state owned by the solver. ``per_element``:
+    A..D describe one SISO system applied to every element of a width-w signal (tf, lpf,
+    hpf); otherwise they are the block's MIMO matrices (stateSpace). D != 0 answers the
+    current input in ALGEBRAIC (direct feedthrough), else y = C x in OUTPUT."""
+    w = io.width
+    if per_element and w > 1:
+        eye = np.eye(w)
+        A, B, C, D = np.kron(eye, A), np.kron(eye, B), np.kron(eye, C), np.kron(eye, D)
+        x0 = np.tile(x0, w)
+    nu = B.shape[1]
+    u_of = vector_reader(io, 0, nu)
+    part = StatePart(io.id, x0, derivative=lambda: A @ part.x + B @ u_of())
+    S, o = io.S, io.outs[0]
+    scalar = w == 1
+    direct = bool(np.any(D != 0.0))
+
+    def emit(y):
+        S[o] = float(y[0]) if scalar else y
+
+    def output():
+        emit(C @ part.x)
+
+    def algebraic():
+        emit(C @ part.x + D @ u_of())
+    return Phases(output=output, algebraic=algebraic if direct else None, part=part, feedthrough=direct)
 
 
 # ----------------------------------------------------------------------------- tf
@@ -359,6 +450,15 @@ def tf(io):
         def algebraic():
             S[o] = gain * u_of()
         return Phases(init=init_note, algebraic=algebraic)
+    if io.solver in SOLVER_OWNED:
+        A = np.zeros((n, n))
+        A[np.arange(n - 1), np.arange(1, n)] = 1.0
+        A[n - 1, :] = model.A
+        B = np.zeros((n, 1))
+        B[n - 1, 0] = 1.0
+        phases = _lti_under_solver(io, A, B, np.array([model.C]), np.array([[model.D]]), np.zeros(n), True)
+        phases.init = init_note
+        return phases
     x = [zero] * n
 
     def init():
@@ -420,6 +520,8 @@ def state_space(io):
     ss = StateSpace(p, nu)
     if not io.outs:
         return Phases(continuous=ss.nx)
+    if io.solver in SOLVER_OWNED:
+        return _lti_under_solver(io, ss.A, ss.B, ss.C, ss.D, initial_state(p, ss.nx), False)
     S, o, ctx, w = io.S, io.outs[0], io.ctx, io.width
     dt = float(ctx.dt)
     u_of = vector_reader(io, 0, nu)
@@ -466,6 +568,10 @@ def lpf(io):
     w = io.width
     if not io.outs:
         return Phases(continuous=w)
+    if io.solver in SOLVER_OWNED:   # x' = wc (u - x), y = x
+        wc = _cutoff(io)
+        return _lti_under_solver(io, np.array([[-wc]]), np.array([[wc]]), np.eye(1), np.zeros((1, 1)),
+                                 np.zeros(1), True)
     S, o, ctx = io.S, io.outs[0], io.ctx
     k = float(ctx.dt) * _cutoff(io)
     u_of = _reader(io, w)
@@ -493,6 +599,10 @@ def hpf(io):
     w = io.width
     if not io.outs:
         return Phases(continuous=w)
+    if io.solver in SOLVER_OWNED:   # x' = wc (u - x), y = u - x (direct feedthrough)
+        wc = _cutoff(io)
+        return _lti_under_solver(io, np.array([[-wc]]), np.array([[wc]]), -np.eye(1), np.eye(1),
+                                 np.zeros(1), True)
     S, o, ctx = io.S, io.outs[0], io.ctx
     k = float(ctx.dt) * _cutoff(io)
     u_of = _reader(io, w)
@@ -568,6 +678,17 @@ def pid(io):
     states = w * (2 if filtered else 1)
     if not io.outs:
         return Phases(continuous=states)
+    if io.solver in SOLVER_OWNED:
+        if not filtered or math.isfinite(lo) or math.isfinite(hi):
+            raise SimulationError("unsupported_solver", f"pid {io.id!r}: under {io.solver!r} only the filtered "
+                                  "form (finite N > 0) without integral limits is available yet; use "
+                                  "'discrete' or 'ode1'", block=io.id, path=io.block.path)
+        # states [integral, filter]: x_i' = u, x_f' = N (u - x_f); y = P u + I x_i + D N (u - x_f)
+        A = np.array([[0.0, 0.0], [0.0, -n_f]])
+        B = np.array([[1.0], [n_f]])
+        C = np.array([[ki, -kd * n_f]])
+        D = np.array([[kp + kd * n_f]])
+        return _lti_under_solver(io, A, B, C, D, np.zeros(2), True)
     S, o, ctx = io.S, io.outs[0], io.ctx
     dt = float(ctx.dt)
     inv = max(dt, 1e-6)

@@ -4,14 +4,19 @@ Comparisons are IEEE ones, as in C++: every ordered comparison with NaN is false
 ``ne`` with NaN is true. A width-1 input is broadcast to the output width.
 
 Only double signals are handled (exact int64 / uint64 lanes are not ported yet).
+
+Further down: the Boolean blocks and, or, xor, not; intervalTestDynamic; the bit blocks
+(bitwiseOperator, bitSet, bitClear, extractBits, shiftArithmetic) and combinatorialLogic.
 """
 from __future__ import annotations
 
+import math
 import operator
 
 import numpy as np
 
-from . import Phases, block
+from ..signals import round_half_away
+from . import Phases, block, scalar_out
 
 # Relational operator spellings nflow accepts (compareToConstant, compareToZero,
 # relationalOperator), each mapped to the numpy ufunc that implements it. The numpy
@@ -133,8 +138,9 @@ def logical_operator(io):
     if op not in LOGICAL_OPERATORS:
         io.fail("param_value", f"unknown Operator {op!r} (use one of {list(LOGICAL_OPERATORS)})", "Operator")
     S, o, width = io.S, io.outs[0], io.width
-    slots = [s for s in io.ins if s is not None]
-    missing = len(io.ins) - len(slots)
+    declared = io.declared_ins
+    slots = [s for s in declared if s is not None]
+    missing = len(declared) - len(slots)
 
     def constant(value: float):
         const = value if width == 1 else np.full(width, value)
@@ -222,4 +228,361 @@ def logical_operator(io):
     else:
         def algebraic():
             S[o] = (~reduce()).astype(float)
+    return Phases(algebraic=algebraic)
+
+
+# ============================================================================= and / or / xor / not
+#
+# The dedicated Boolean blocks reduce ALL declared input ports element-wise; a value is
+# true when it is nonzero and not NaN, and an unconnected port reads 0 (false). Unlike
+# logicalOperator's NOT, the `not` block gives 1 for NaN (NaN is not true).
+
+def _reduce_block(io, kind: str):
+    """and / or / xor over every declared port."""
+    S, o, width = io.S, io.outs[0], io.width
+    declared = io.declared_ins
+    slots = [s for s in declared if s is not None]
+    missing = len(declared) - len(slots)
+
+    def constant(value: float):
+        const = value if width == 1 else np.full(width, value)
+
+        def algebraic():
+            S[o] = const
+        return Phases(algebraic=algebraic)
+
+    if kind == "and" and missing:
+        return constant(0.0)       # an unconnected port is a false input
+    if not slots:
+        return constant(1.0 if kind == "and" else 0.0)   # empty AND is true, empty OR / XOR false
+    if width == 1:
+        if kind == "and":
+            def algebraic():
+                for s in slots:
+                    v = S[s]
+                    if v == 0.0 or v != v:
+                        S[o] = 0.0
+                        return
+                S[o] = 1.0
+        elif kind == "or":
+            def algebraic():
+                for s in slots:
+                    v = S[s]
+                    if v != 0.0 and v == v:
+                        S[o] = 1.0
+                        return
+                S[o] = 0.0
+        else:
+            def algebraic():
+                count = 0
+                for s in slots:
+                    v = S[s]
+                    if v != 0.0 and v == v:
+                        count += 1
+                S[o] = 1.0 if count & 1 else 0.0
+        return Phases(algebraic=algebraic)
+    shape = (width,)
+    if kind == "and":
+        def algebraic():
+            acc = np.ones(shape, dtype=bool)
+            for s in slots:
+                acc &= _truth(np.asarray(S[s]))
+            S[o] = acc.astype(float)
+    elif kind == "or":
+        def algebraic():
+            acc = np.zeros(shape, dtype=bool)
+            for s in slots:
+                acc |= _truth(np.asarray(S[s]))
+            S[o] = acc.astype(float)
+    else:
+        def algebraic():
+            acc = np.zeros(shape, dtype=bool)
+            for s in slots:
+                acc ^= _truth(np.asarray(S[s]))
+            S[o] = acc.astype(float)
+    return Phases(algebraic=algebraic)
+
+
+@block("and")
+def and_(io):
+    """1 where every declared input is true (nonzero, not NaN), else 0; an unconnected
+    input is false, so it makes the output 0."""
+    return _reduce_block(io, "and")
+
+
+@block("or")
+def or_(io):
+    """1 where any declared input is true (nonzero, not NaN), else 0."""
+    return _reduce_block(io, "or")
+
+
+@block("xor")
+def xor_(io):
+    """1 where an odd number of the declared inputs are true (nonzero, not NaN)."""
+    return _reduce_block(io, "xor")
+
+
+@block("not")
+def not_(io):
+    """1 where the input is not true, i.e. 0 or NaN; else 0. An unconnected input reads
+    0, so the output is 1."""
+    i, o, S, width = io.ins[0] if io.ins else None, io.outs[0], io.S, io.width
+    if i is None:
+        const = 1.0 if width == 1 else np.ones(width)
+
+        def algebraic():
+            S[o] = const
+    elif width == 1 or io.in_widths[0] == 1:
+        # a scalar input 0 (broadcast when another declared port is wider)
+        def algebraic():
+            v = S[i]
+            y = 0.0 if v != 0.0 and v == v else 1.0
+            S[o] = y if width == 1 else np.full(width, y)
+    else:
+        def algebraic():
+            S[o] = (~_truth(S[i])).astype(float)
+    return Phases(algebraic=algebraic)
+
+
+@block("intervalTestDynamic")
+def interval_test_dynamic(io):
+    """Ports: 0 = lower limit, 1 = u, 2 = upper limit. 1 where lo <(=) u <(=) up, else 0,
+    element-wise (a scalar bound is broadcast); IntervalClosedLeft/Right nonzero = closed
+    on that side. All three inputs are required, else nothing is written."""
+    p = io.params
+    closed_left = float(p["IntervalClosedLeft"]) != 0.0
+    closed_right = float(p["IntervalClosedRight"]) != 0.0
+    lo, u, up = (io.ins + [None, None, None])[:3]
+    S, o = io.S, io.outs[0]
+    if lo is None or u is None or up is None:
+        return Phases()
+    above = np.greater_equal if closed_left else np.greater
+    below = np.less_equal if closed_right else np.less
+    if io.width == 1:
+        ok_lo, ok_up = _SCALAR[above], _SCALAR[below]
+
+        def algebraic():
+            x = S[u]
+            S[o] = 1.0 if ok_lo(x, S[lo]) and ok_up(x, S[up]) else 0.0
+    else:
+        def algebraic():
+            x = S[u]
+            S[o] = np.broadcast_to(above(x, S[lo]) & below(x, S[up]), (io.width,)).astype(float)
+    return Phases(algebraic=algebraic)
+
+
+# ============================================================================= bit blocks
+#
+# The bit blocks work on integers taken from the double signal as C's llround does:
+# round half away from zero to a signed 64-bit value. A NaN, an infinity or a value
+# outside the int64 range has no such integer; x86-64 (where nflow runs) then returns
+# INT64_MIN (0x8000000000000000), and so do these ports. bitwiseOperator, bitSet,
+# bitClear and extractBits then reinterpret it as an unsigned 64-bit pattern (two's
+# complement: -1 is all ones) and mask it to NumBits bits (floor(NumBits); below 1 -> 1,
+# 64 and above -> all 64 bits); shiftArithmetic keeps it signed. The result is converted
+# back to a double (rounded to nearest above 2^53). Unconnected input: nothing written.
+
+_INT64_MIN = -2 ** 63
+_TWO63 = 2.0 ** 63
+_ALL64 = (1 << 64) - 1
+
+
+def _llround(x: float) -> int:
+    """C llround on x86-64, as a Python int."""
+    r = round_half_away(x)
+    if not (-_TWO63 <= r < _TWO63):      # NaN, infinities and overflow
+        return _INT64_MIN
+    return int(r)
+
+
+def _llround_array(x) -> np.ndarray:
+    """C llround on x86-64, element-wise, as an int64 array."""
+    r = round_half_away(np.asarray(x, dtype=float))
+    ok = (r >= -_TWO63) & (r < _TWO63)
+    return np.where(ok, r, -_TWO63).astype(np.int64)
+
+
+def _full_mask(io) -> int:
+    nb = float(io.params["NumBits"])
+    if nb != nb:
+        io.fail("param_value", "NumBits must be a number, got NaN", "NumBits")
+    nb = math.floor(nb) if math.isfinite(nb) else nb
+    if nb < 1:
+        nb = 1
+    if nb >= 64:
+        return _ALL64
+    return (1 << int(nb)) - 1
+
+
+def _bit_of(io) -> int:
+    """1 << llround(BitIndex), or 0 when the index is outside 0..63."""
+    idx = _llround(float(io.params["BitIndex"]))
+    return 1 << idx if 0 <= idx <= 63 else 0
+
+
+def _masked_op(io, scalar_op, vector_op):
+    """Output = op(llround(u) & fm) element-wise, ops on Python ints / uint64 arrays."""
+    i, o, S = io.ins[0], io.outs[0], io.S
+    if i is None:
+        return Phases()
+    width = io.width
+    if width == 1:
+        def algebraic():
+            S[o] = float(scalar_op(_llround(S[i])))
+    elif io.in_widths[0] == 1:   # a scalar broadcast to a wider declared port
+        def algebraic():
+            S[o] = np.full(width, float(scalar_op(_llround(S[i]))))
+    else:
+        def algebraic():
+            S[o] = vector_op(_llround_array(S[i]).view(np.uint64)).astype(float)
+    return Phases(algebraic=algebraic)
+
+
+BITWISE_OPERATIONS = ("AND", "OR", "XOR", "NAND", "NOR", "NOT")
+
+
+@block("bitwiseOperator")
+def bitwise_operator(io):
+    """x = llround(u) & fm; y = (x AND / OR / XOR / NAND / NOR mask) & fm, or (NOT x) & fm,
+    where mask = llround(BitMask) & fm and fm has NumBits ones."""
+    op = io.params["Operation"]
+    if op not in BITWISE_OPERATIONS:   # the manifest enum rejects these first; nflow reads AND
+        op = "AND"
+    fm = _full_mask(io)
+    m = _llround(float(io.params["BitMask"])) & fm
+    ufm, um = np.uint64(fm), np.uint64(m)
+    scalar = {
+        "AND": lambda x: (x & fm) & m,
+        "OR": lambda x: ((x & fm) | m) & fm,
+        "XOR": lambda x: ((x & fm) ^ m) & fm,
+        "NAND": lambda x: ~((x & fm) & m) & fm,
+        "NOR": lambda x: ~((x & fm) | m) & fm,
+        "NOT": lambda x: ~(x & fm) & fm,
+    }[op]
+    vector = {
+        "AND": lambda x: (x & ufm) & um,
+        "OR": lambda x: ((x & ufm) | um) & ufm,
+        "XOR": lambda x: ((x & ufm) ^ um) & ufm,
+        "NAND": lambda x: ~((x & ufm) & um) & ufm,
+        "NOR": lambda x: ~((x & ufm) | um) & ufm,
+        "NOT": lambda x: ~(x & ufm) & ufm,
+    }[op]
+    return _masked_op(io, scalar, vector)
+
+
+@block("bitSet")
+def bit_set(io):
+    """y = (llround(u) & fm) | (1 << BitIndex), masked to NumBits bits; a BitIndex
+    (rounded) outside 0..63 sets nothing."""
+    fm = _full_mask(io)
+    bit = _bit_of(io) & fm
+    ufm, ubit = np.uint64(fm), np.uint64(bit)
+    return _masked_op(io, lambda x: ((x & fm) | bit) & fm, lambda x: ((x & ufm) | ubit) & ufm)
+
+
+@block("bitClear")
+def bit_clear(io):
+    """y = (llround(u) & fm) with bit BitIndex cleared, masked to NumBits bits; a BitIndex
+    (rounded) outside 0..63 clears nothing."""
+    fm = _full_mask(io)
+    keep = ~(_bit_of(io) & fm) & _ALL64
+    ufm, ukeep = np.uint64(fm), np.uint64(keep)
+    return _masked_op(io, lambda x: ((x & fm) & keep) & fm, lambda x: ((x & ufm) & ukeep) & ufm)
+
+
+@block("extractBits")
+def extract_bits(io):
+    """bits = ((llround(u) & fm) >> s) & (2^n - 1) with s = StartBit (rounded, clamped to
+    0..63) and n = NumBitsToExtract (rounded, clamped to 1..64). OutputScaling
+    'keepWeight' (the default) outputs the bits at their weight, bits << s; 'rightAligned'
+    outputs bits. (The page's example text reads the rightAligned value.)"""
+    fm = _full_mask(io)
+    start = min(max(_llround(float(io.params["StartBit"])), 0), 63)
+    n = min(max(_llround(float(io.params["NumBitsToExtract"])), 1), 64)
+    em = _ALL64 if n >= 64 else (1 << n) - 1
+    keep_weight = io.params["OutputScaling"] != "rightAligned"
+    ufm, uem, us = np.uint64(fm), np.uint64(em), np.uint64(start)
+    if keep_weight:
+        def scalar(x):
+            return ((((x & fm) >> start) & em) << start) & _ALL64
+
+        def vector(x):
+            return (((x & ufm) >> us) & uem) << us
+    else:
+        def scalar(x):
+            return ((x & fm) >> start) & em
+
+        def vector(x):
+            return ((x & ufm) >> us) & uem
+    return _masked_op(io, scalar, vector)
+
+
+@block("shiftArithmetic")
+def shift_arithmetic(io):
+    """x = llround(u) as a signed 64-bit integer; the shift n = llround(ShiftNumber),
+    negated for ShiftDirection 'Right', clamped to -62..62; n >= 0: x << n (bits shifted
+    out of the 64-bit word are lost, two's complement wrap), n < 0: arithmetic x >> -n
+    (sign kept, rounds toward -inf)."""
+    raw = _llround(float(io.params["ShiftNumber"]))
+    if io.params["ShiftDirection"] == "Right":
+        raw = -raw if raw != _INT64_MIN else raw    # C negation of INT64_MIN wraps to itself
+    n = min(max(raw, -62), 62)
+    i, o, S = io.ins[0], io.outs[0], io.S
+    if i is None:
+        return Phases()
+    if n >= 0:
+        def scalar(x):
+            r = (x << n) & _ALL64
+            return r - (1 << 64) if r >= 1 << 63 else r
+
+        un = np.uint64(n)
+
+        def vector(x):
+            return (x.view(np.uint64) << un).view(np.int64)
+    else:
+        def scalar(x):
+            return x >> -n
+
+        sn = np.int64(-n)
+
+        def vector(x):
+            return x >> sn
+    width = io.width
+    if width == 1:
+        def algebraic():
+            S[o] = float(scalar(_llround(S[i])))
+    elif io.in_widths[0] == 1:   # a scalar broadcast to a wider declared port
+        def algebraic():
+            S[o] = np.full(width, float(scalar(_llround(S[i]))))
+    else:
+        def algebraic():
+            S[o] = vector(_llround_array(S[i])).astype(float)
+    return Phases(algebraic=algebraic)
+
+
+@block("combinatorialLogic", widths=scalar_out)
+def combinatorial_logic(io):
+    """index = the input elements read as bits, element 0 the most significant (an
+    element is 1 when it is nonzero, so NaN counts as 1; at most 63 elements);
+    y = TruthTable[index] (scalar), or 0 when the index is past the table's end.
+    Unconnected input: nothing written."""
+    table = [float(v) for v in np.atleast_1d(np.asarray(io.params["TruthTable"], dtype=float)).reshape(-1)]
+    i, o, S = io.ins[0], io.outs[0], io.S
+    if i is None:
+        return Phases()
+    size = len(table)
+    n = min(max(io.in_widths[0], 1), 63)
+    if io.in_widths[0] <= 1:
+        lo, hi = (table + [0.0, 0.0])[:2]
+        lo = lo if size > 0 else 0.0
+        hi = hi if size > 1 else 0.0
+
+        def algebraic():
+            S[o] = hi if S[i] != 0.0 else lo
+    else:
+        weights = 1 << np.arange(n - 1, -1, -1, dtype=np.uint64)
+
+        def algebraic():
+            index = int(np.bitwise_or.reduce(np.where(S[i][:n] != 0.0, weights, np.uint64(0))))
+            S[o] = table[index] if index < size else 0.0
     return Phases(algebraic=algebraic)

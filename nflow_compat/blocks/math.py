@@ -10,12 +10,20 @@ does differs per block and follows each nflow handler:
 * the port reads 0: every port of sum; the port reads 1: every factor of mult.
 
 Only double signals are handled (integer / complex lanes are not ported yet).
+
+Further down: the function blocks (mathFunction, trigFunction, roundingFunction, sqrt,
+atan2, wrapToZero) and the vector blocks (sumElements, productOfElements, dotProduct,
+crossProduct); their sections say how each reads an unconnected input.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-from . import Phases, block
+from ..errors import DiagramError
+from ..signals import round_half_away
+from . import Phases, block, scalar_out
 
 TINY = 1e-300   # divide: smallest denominator magnitude, sign kept (+ for 0 and -0)
 
@@ -295,4 +303,397 @@ def polynomial(io):
             for c in rest[1:]:
                 acc = acc * x + c
             S[o] = acc
+    return Phases(algebraic=algebraic)
+
+
+# ============================================================================= function blocks
+#
+# mathFunction, trigFunction, roundingFunction, sqrt and atan2 apply a C library function
+# element-wise. Python's ``math`` functions raise where C returns NaN or an infinity
+# (log(0), sqrt(-1), exp(1000), fmod(x, 0), pow(0, -1), ...); ``_c_math`` keeps the fast
+# ``math`` call and falls back to the numpy ufunc, which gives C's IEEE result, only when
+# ``math`` raises. Vector signals go through the numpy ufuncs directly.
+
+_MATH_ERRORS = (ValueError, OverflowError, ZeroDivisionError)
+
+
+def _c_math(fast, ufunc):
+    """A float -> float function with C's results for every input."""
+    def f(x):
+        try:
+            return fast(x)
+        except _MATH_ERRORS:
+            with np.errstate(all="ignore"):
+                return float(ufunc(x))
+    return f
+
+
+def _c_math2(fast, ufunc):
+    """The two-argument form of ``_c_math``."""
+    def f(a, b):
+        try:
+            return fast(a, b)
+        except _MATH_ERRORS:
+            with np.errstate(all="ignore"):
+                return float(ufunc(a, b))
+    return f
+
+
+def _sign_scalar(x):
+    return 1.0 if x > 0.0 else (-1.0 if x < 0.0 else 0.0)
+
+
+def _sign_vector(x):
+    return (x > 0.0).astype(float) - (x < 0.0).astype(float)
+
+
+def _reciprocal_scalar(x):
+    # 1/0 is an infinity carrying the zero's sign, as in C
+    return 1.0 / x if x != 0.0 else math.copysign(math.inf, x)
+
+
+def _mod_scalar(a, b):
+    """Floor modulo with the sign of the divisor; mod(a, 0) = a."""
+    if b == 0.0:
+        return a
+    r = _fmod(a, b)
+    if r != 0.0 and ((r < 0.0) != (b < 0.0)):
+        r += b
+    return r
+
+
+def _mod_vector(a, b):
+    r = np.fmod(a, b)
+    r = np.where((r != 0.0) & ((r < 0.0) != (b < 0.0)), r + b, r)
+    return np.where(b == 0.0, a, r).astype(float)
+
+
+_fmod = _c_math2(math.fmod, np.fmod)
+_pow = _c_math2(math.pow, np.power)
+
+# name -> (scalar function, vector function)
+_UNARY = {
+    "sin": (_c_math(math.sin, np.sin), np.sin),
+    "cos": (_c_math(math.cos, np.cos), np.cos),
+    "tan": (_c_math(math.tan, np.tan), np.tan),
+    "asin": (_c_math(math.asin, np.arcsin), np.arcsin),
+    "acos": (_c_math(math.acos, np.arccos), np.arccos),
+    "atan": (_c_math(math.atan, np.arctan), np.arctan),
+    "sinh": (_c_math(math.sinh, np.sinh), np.sinh),
+    "cosh": (_c_math(math.cosh, np.cosh), np.cosh),
+    "tanh": (_c_math(math.tanh, np.tanh), np.tanh),
+    "asinh": (_c_math(math.asinh, np.arcsinh), np.arcsinh),
+    "acosh": (_c_math(math.acosh, np.arccosh), np.arccosh),
+    "atanh": (_c_math(math.atanh, np.arctanh), np.arctanh),
+    "exp": (_c_math(math.exp, np.exp), np.exp),
+    "log": (_c_math(math.log, np.log), np.log),
+    "log10": (_c_math(math.log10, np.log10), np.log10),
+    "10^u": (_c_math(lambda x: math.pow(10.0, x), lambda x: np.power(10.0, x)), lambda x: np.power(10.0, x)),
+    "square": (lambda x: x * x, lambda x: x * x),
+    "magnitude^2": (lambda x: x * x, lambda x: x * x),
+    "sqrt": (_c_math(math.sqrt, np.sqrt), np.sqrt),
+    "reciprocal": (_reciprocal_scalar, lambda x: 1.0 / x),
+    "sign": (_sign_scalar, _sign_vector),
+}
+_BINARY = {
+    "pow": (_pow, np.power),
+    "hypot": (_c_math2(math.hypot, np.hypot), np.hypot),
+    "rem": (_fmod, np.fmod),
+    "mod": (_mod_scalar, _mod_vector),
+}
+
+# nflow's mathFunction vocabulary, in the order its error message lists it
+MATH_FUNCTIONS = ("sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "exp", "log",
+                  "log10", "10^u", "square", "magnitude^2", "sqrt", "reciprocal", "sign",
+                  "pow", "hypot", "rem", "mod")
+TRIG_FUNCTIONS = ("sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh",
+                  "asinh", "acosh", "atanh", "atan2", "sincos")
+
+
+def _unary(io, scalar_fn, vector_fn):
+    """y = fn(u0) element-wise; unconnected input 0: nothing written."""
+    i, o, S = io.ins[0], io.outs[0], io.S
+    if i is None:
+        return Phases()
+    if io.width == 1:
+        def algebraic():
+            S[o] = scalar_fn(S[i])
+    elif io.in_widths[0] == io.width:
+        def algebraic():
+            S[o] = vector_fn(S[i])
+    else:
+        full = np.full   # input 0 is a scalar broadcast to a wider input 1's width
+        width = io.width
+
+        def algebraic():
+            S[o] = full(width, scalar_fn(S[i]))
+    return Phases(algebraic=algebraic)
+
+
+def _binary(io, scalar_fn, vector_fn):
+    """y = fn(u0, u1) element-wise; nothing is written unless both inputs are connected."""
+    a = io.ins[0]
+    b = io.ins[1] if len(io.ins) > 1 else None
+    S, o = io.S, io.outs[0]
+    if a is None or b is None:
+        return Phases()
+    width = io.width
+    if width == 1:
+        def algebraic():
+            S[o] = scalar_fn(S[a], S[b])
+    elif max(io.in_widths[0], io.in_widths[1]) < width:
+        full = np.full   # both scalars, broadcast to a wider third declared port
+
+        def algebraic():
+            S[o] = full(width, scalar_fn(S[a], S[b]))
+    else:
+        def algebraic():
+            S[o] = np.asarray(vector_fn(S[a], S[b]), dtype=float)
+    return Phases(algebraic=algebraic)
+
+
+@block("mathFunction")
+def math_function(io):
+    """The Function named by ``Function`` element-wise: sin cos tan asin acos atan sinh
+    cosh tanh exp log log10 10^u square magnitude^2 sqrt reciprocal sign of input 0, or
+    pow hypot rem (C fmod, sign of u1) mod (floor modulo, sign of u2, mod(a, 0) = a) of
+    inputs 0 and 1 (declare ``inputs: 2``). C semantics: log(0) = -inf, sqrt(-1) = NaN,
+    1/0 = inf. An unknown name is an error (nflow reports math_function_unknown), not the
+    identity. Input 0 unconnected (or input 1 for a two-input function): nothing written."""
+    fn = io.params["Function"]
+    if fn not in MATH_FUNCTIONS:
+        io.fail("math_function_unknown",
+                f"has no function {fn!r}. Supported: {' '.join(MATH_FUNCTIONS[:18])}, and the "
+                f"two-input {' '.join(MATH_FUNCTIONS[18:])}", "Function")
+    if fn in _BINARY:
+        return _binary(io, *_BINARY[fn])
+    return _unary(io, *_UNARY[fn])
+
+
+@block("trigFunction")
+def trig_function(io):
+    """sin cos tan asin acos atan sinh cosh tanh asinh acosh atanh of input 0 element-wise;
+    'atan2' gives atan2(u0, u1) (both inputs required); 'sincos' writes sin(u) on output 0
+    and cos(u) on output 1 (declare ``outputs: 2``; with one output only sin is written).
+    Input 0 unconnected: nothing written."""
+    fn = io.params["Function"]
+    if fn not in TRIG_FUNCTIONS:  # the manifest enum rejects these first; nflow reads them as sin
+        fn = "sin"
+    if fn == "atan2":
+        return _binary(io, math.atan2, np.arctan2)
+    if fn != "sincos":
+        return _unary(io, *_UNARY[fn])
+    i, S = io.ins[0], io.S
+    if i is None:
+        return Phases()
+    o_sin = io.outs[0]
+    o_cos = io.outs[1] if len(io.outs) > 1 else None
+    sin, cos = _UNARY["sin"][0], _UNARY["cos"][0]
+    if io.width == 1:
+        def algebraic():
+            u = S[i]
+            S[o_sin] = sin(u)
+            if o_cos is not None:
+                S[o_cos] = cos(u)
+    else:
+        shape = (io.width,)
+
+        def algebraic():
+            u = np.broadcast_to(S[i], shape)
+            S[o_sin] = np.sin(u)
+            if o_cos is not None:
+                S[o_cos] = np.cos(u)
+    return Phases(algebraic=algebraic)
+
+
+def _round_toward(fn):
+    """A C rounding function (floor / ceil / trunc) on a float: NaN and infinities pass,
+    and a zero result keeps the input's sign (ceil(-0.5) = -0.0)."""
+    def f(x):
+        if not math.isfinite(x):
+            return x
+        r = float(fn(x))
+        return math.copysign(0.0, x) if r == 0.0 else r
+    return f
+
+
+_ROUNDING = {
+    "floor": (_round_toward(math.floor), np.floor),
+    "ceil": (_round_toward(math.ceil), np.ceil),
+    "round": (round_half_away, round_half_away),     # C std::round: halves away from zero
+    "fix": (_round_toward(math.trunc), np.trunc),
+}
+
+
+@block("roundingFunction")
+def rounding_function(io):
+    """floor (default) / ceil / round (halves away from zero) / fix (toward zero) of the
+    input element-wise. Unconnected input: nothing written."""
+    op = io.params["Operator"]
+    return _unary(io, *_ROUNDING.get(op, _ROUNDING["floor"]))
+
+
+def _signed_sqrt_scalar(x):
+    return _sign_scalar(x) * math.sqrt(abs(x)) if x == x else x
+
+
+def _rsqrt_scalar(x):
+    if x > 0.0:
+        return 1.0 / math.sqrt(x)
+    if x == 0.0:
+        return math.copysign(math.inf, x)     # 1/sqrt(-0) = 1/-0 = -inf
+    return math.nan                           # negative or NaN
+
+
+_SQRT = {
+    "sqrt": (_c_math(math.sqrt, np.sqrt), np.sqrt),
+    "signedSqrt": (_signed_sqrt_scalar, lambda x: _sign_vector(x) * np.sqrt(np.abs(x))),
+    "rSqrt": (_rsqrt_scalar, lambda x: 1.0 / np.sqrt(x)),
+}
+
+
+@block("sqrt")
+def sqrt_(io):
+    """sqrt (NaN below 0), signedSqrt (sign(u)*sqrt(|u|)) or rSqrt (1/sqrt(u); +-inf at
+    +-0) of the input element-wise. Unconnected input: nothing written."""
+    fn = io.params["Function"]
+    return _unary(io, *_SQRT.get(fn, _SQRT["sqrt"]))
+
+
+@block("atan2")
+def atan2(io):
+    """y = atan2(u0, u1) element-wise (u0 = y, u1 = x); both inputs required, else
+    nothing is written."""
+    return _binary(io, math.atan2, np.arctan2)
+
+
+@block("wrapToZero")
+def wrap_to_zero(io):
+    """y = 0 where u > Threshold (strictly: u = Threshold passes), else u; NaN passes.
+    Unconnected input: nothing written."""
+    thr = float(io.params["Threshold"])
+    i, o, S = io.ins[0], io.outs[0], io.S
+    if i is None:
+        return Phases()
+    width = io.width
+    if width == 1:
+        def algebraic():
+            u = S[i]
+            S[o] = 0.0 if u > thr else u
+    elif io.in_widths[0] == 1:
+        def algebraic():
+            u = S[i]
+            S[o] = np.full(width, 0.0 if u > thr else u)
+    else:
+        def algebraic():
+            u = S[i]
+            S[o] = np.where(u > thr, 0.0, u)
+    return Phases(algebraic=algebraic)
+
+
+# ============================================================================= vector math
+#
+# nflow's vectorMath handlers read an unconnected input as a signal of width 0, so the
+# loops run zero times: sumElements and dotProduct give 0, productOfElements gives 1.
+# Sums and products run left to right from 0 (or 1) like the C loops; numpy's cumsum /
+# cumprod accumulate in that order (np.sum would pair terms and round differently).
+
+def _sum_sequential(values) -> float:
+    # 0.0 + ... never yields -0.0, while cumsum of all -0.0 does: adding 0.0 fixes that
+    return float(np.cumsum(values)[-1]) + 0.0 if len(values) else 0.0
+
+
+@block("sumElements", widths=scalar_out)
+def sum_elements(io):
+    """y = u[0] + u[1] + ... (scalar), summed left to right from 0. Unconnected: 0."""
+    i, o, S = io.ins[0], io.outs[0], io.S
+    if i is None:
+        def algebraic():
+            S[o] = 0.0
+    elif io.in_widths[0] == 1:
+        def algebraic():
+            S[o] = 0.0 + S[i]
+    else:
+        cumsum = np.cumsum
+
+        def algebraic():
+            S[o] = float(cumsum(S[i])[-1]) + 0.0
+    return Phases(algebraic=algebraic)
+
+
+@block("productOfElements", widths=scalar_out)
+def product_of_elements(io):
+    """y = u[0] * u[1] * ... (scalar), multiplied left to right from 1. Unconnected: 1."""
+    i, o, S = io.ins[0], io.outs[0], io.S
+    if i is None:
+        def algebraic():
+            S[o] = 1.0
+    elif io.in_widths[0] == 1:
+        def algebraic():
+            S[o] = 1.0 * S[i]
+    else:
+        cumprod = np.cumprod
+
+        def algebraic():
+            S[o] = float(cumprod(S[i])[-1])
+    return Phases(algebraic=algebraic)
+
+
+@block("dotProduct", widths=scalar_out)
+def dot_product(io):
+    """y = sum over the first min(width0, width1) elements of a_i*b_i, left to right from
+    0 (scalar). nflow does not broadcast here: a scalar times a vector uses element 0 only.
+    Either input unconnected: 0."""
+    a = io.ins[0]
+    b = io.ins[1] if len(io.ins) > 1 else None
+    o, S = io.outs[0], io.S
+    if a is None or b is None:
+        def algebraic():
+            S[o] = 0.0
+        return Phases(algebraic=algebraic)
+    n = min(io.in_widths[0], io.in_widths[1])
+    if n == 1:
+        wa, wb = io.in_widths[0], io.in_widths[1]
+
+        def first(slot, w):
+            return (lambda: S[slot]) if w == 1 else (lambda: float(S[slot][0]))
+        fa, fb = first(a, wa), first(b, wb)
+
+        def algebraic():
+            S[o] = 0.0 + fa() * fb()
+    else:
+        def algebraic():
+            S[o] = _sum_sequential(S[a][:n] * S[b][:n])
+    return Phases(algebraic=algebraic)
+
+
+def _cross_widths(block, in_widths):
+    for port, w in enumerate(in_widths[:2]):
+        if w > 1 and w != 3:
+            raise DiagramError("width_mismatch", f"block {block.id!r} (crossProduct): crossProduct requires "
+                               f"3-element vector inputs (input {port} has width {w})",
+                               block=block.id, path=block.path)
+    return [3] * block.outputs
+
+
+@block("crossProduct", widths=_cross_widths)
+def cross_product(io):
+    """y = a x b for 3-element inputs (a width-1 input is broadcast to (s, s, s), an
+    unconnected one reads (0, 0, 0)); the output is always 3 wide. Other widths are
+    rejected when the diagram is compiled."""
+    S, o = io.S, io.outs[0]
+
+    def reader(port):
+        slot = io.ins[port] if port < len(io.ins) else None
+        if slot is None:
+            return lambda: (0.0, 0.0, 0.0)
+        if io.in_widths[port] == 1:
+            return lambda: (S[slot],) * 3
+        return lambda: S[slot].tolist()
+    ra, rb = reader(0), reader(1)
+
+    def algebraic():
+        a0, a1, a2 = ra()
+        b0, b1, b2 = rb()
+        S[o] = np.array([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0])
     return Phases(algebraic=algebraic)

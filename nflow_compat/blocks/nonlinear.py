@@ -25,8 +25,20 @@ import math
 
 import numpy as np
 
+from ..engine.continuous import crossing_part
 from ..signals import round_half_away
 from . import Phases, block
+
+
+def _band_surfaces(S, i, lo, hi):
+    """nflow's ZERO_CROSSING of saturation and deadZone: u - lo and u - hi per element
+    (a constant 1 for a limit that is not finite), so a solver restarts at the kinks."""
+    bounds = [b if np.isfinite(b) else None for b in (lo, hi)]
+
+    def surfaces():
+        u = np.atleast_1d(S[i])
+        return np.concatenate([u - b if b is not None else np.ones(u.size) for b in bounds])
+    return surfaces
 
 
 def _slots(io):
@@ -64,7 +76,7 @@ def saturation(io):
             u = S[i]
             v = where(u < lo, lo, u)
             S[o] = where(hi < v, hi, v)
-    return Phases(algebraic=algebraic)
+    return Phases(algebraic=algebraic, part=crossing_part(io, _band_surfaces(S, i, lo, hi)))
 
 
 @block("deadZone")
@@ -85,7 +97,7 @@ def dead_zone(io):
         def algebraic():
             u = S[i]
             S[o] = where(u < lo, u - lo, where(u > hi, u - hi, 0.0))
-    return Phases(algebraic=algebraic)
+    return Phases(algebraic=algebraic, part=crossing_part(io, _band_surfaces(S, i, lo, hi)))
 
 
 @block("quantizer")

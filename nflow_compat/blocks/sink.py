@@ -116,7 +116,7 @@ def scope(io):
     is one NaN series). nflow keeps only the series; the result also carries the sample
     times, under ``scopes[<id>]``."""
     ctx, S = io.ctx, io.S
-    ports = [(slot, max(1, w)) for slot, w in zip(io.ins, io.in_widths)]
+    ports = [(slot, max(1, w)) for slot, w in zip(io.declared_ins, io.in_widths)]
     width = sum(w for _, w in ports) or 1
     times, rows = [], []
 

@@ -15,6 +15,7 @@ import operator
 
 import numpy as np
 
+from ..engine.continuous import crossing_part
 from ..errors import DiagramError
 from ..expr import evaluate
 from ..signals import round_half_away
@@ -48,7 +49,7 @@ def mux(io):
         return Phases()
     S, o, total = io.S, io.outs[0], io.width
     pieces, start = [], 0
-    for port, slot in enumerate(io.ins):
+    for port, slot in enumerate(io.declared_ins):
         width = max(1, io.in_widths[port])
         if slot is not None:
             pieces.append((start, start + width, slot))
@@ -118,7 +119,7 @@ def demux(io):
     i = input_slot(io)
     if i is None or not io.outs:
         return Phases()
-    S, outs = io.S, list(io.outs)
+    S, outs = io.S, io.outs[:io.block.outputs]   # the declared ports decide the split
     if io.in_widths[0] <= 1:
         def algebraic():
             u = S[i]
@@ -165,6 +166,8 @@ def switch(io):
     thr = float(io.params["Threshold"])
     init = _warn_at_init(io.ctx, note)
     top, ctl, bottom = (input_slot(io, k) for k in range(3))
+    # nflow's ZERO_CROSSING: control - Threshold per element, so a solver restarts there
+    part = crossing_part(io, lambda: np.atleast_1d(S[ctl]) - thr) if ctl is not None else None
     if w == 1:
         if top is not None and ctl is not None and bottom is not None:
             def algebraic():
@@ -176,13 +179,13 @@ def switch(io):
 
             def algebraic():
                 S[o] = a() if take(c(), thr) else b()
-        return Phases(init=init, algebraic=algebraic)
+        return Phases(init=init, algebraic=algebraic, part=part)
     vtake = _VECTOR_CRITERIA[take]
     a, c, b = (vector_reader(io, k, w) for k in range(3))
 
     def algebraic():
         S[o] = np.where(vtake(c(), thr), a(), b())
-    return Phases(init=init, algebraic=algebraic)
+    return Phases(init=init, algebraic=algebraic, part=part)
 
 
 # ----------------------------------------------------------------------------- pass-throughs

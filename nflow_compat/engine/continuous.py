@@ -23,6 +23,11 @@ from .hybrid import integrate_hybrid, make_grid
 # points (events still located inside a step); ode1/ode4/ode45/dae are the named solvers.
 METHOD = {"discrete": "ode4", "ode1": "ode1", "ode4": "ode4", "ode45": "ode45", "dae": "dae"}
 
+# Solvers that own the continuous state of causal blocks (nflow's DERIVATIVE and
+# ZERO_CROSSING phases); under discrete and ode1 those blocks keep nflow's fixed-step
+# rules (forward Euler in UPDATE, RK4 for tf).
+SOLVER_OWNED = ("ode4", "ode45", "dae")
+
 
 class PlanSystem:
     """The plan seen as a hybrid system (``derivative``, ``event_functions``, ...)."""
@@ -179,3 +184,12 @@ class StatePart:
 
     def next_time_event(self, t):
         return math.inf
+
+
+def crossing_part(io, surfaces):
+    """Zero-crossing surfaces of a stateless block (saturation, deadZone, switch) under a
+    solver that owns continuous state, so the integration restarts where they cross;
+    None otherwise (the fixed-step path has no surfaces, as in nflow)."""
+    if io.solver not in SOLVER_OWNED or io.outs is None:
+        return None
+    return StatePart(io.id, np.zeros(0), surfaces=surfaces)

@@ -7,6 +7,7 @@ recompiles.
 """
 from __future__ import annotations
 
+import dataclasses
 import time as _time
 
 import numpy as np
@@ -38,11 +39,20 @@ class Plan:
         handlers = [registry[b.type.type] for b in blocks]
         self.sources = _input_sources(diagram)             # per block: list of (src, port) | None
         out_widths = _propagate_widths(diagram, handlers, self.sources)
+        # A diagram may declare fewer ports than the manifest lists ("inputs": 0): the
+        # missing inputs are unconnected ones, the missing outputs write to hidden slots.
+        n_outs = [max(b.outputs, b.type.outputs) for b in blocks]
+        for b, h, n in zip(blocks, handlers, n_outs):
+            if n > b.outputs:
+                in_w = [0 if src is None else out_widths[src] for src in self.sources[b.index]]
+                padded = h.widths(dataclasses.replace(b, outputs=n), in_w)
+                out_widths.update({(b.index, p): padded[p] for p in range(b.outputs, n)})
+            self.sources[b.index] += [None] * max(0, b.type.inputs - b.inputs)
         # one slot per output port
         self.slot_of = {}
         init_values = []
-        for b in blocks:
-            for p in range(b.outputs):
+        for b, n in zip(blocks, n_outs):
+            for p in range(n):
                 self.slot_of[(b.index, p)] = len(init_values)
                 w = out_widths[(b.index, p)]
                 init_values.append(0.0 if w == 1 else np.zeros(w))
@@ -54,12 +64,13 @@ class Plan:
         for b, h in zip(blocks, handlers):
             ins = [None if src is None else self.slot_of[src] for src in self.sources[b.index]]
             in_w = [0 if src is None else out_widths[src] for src in self.sources[b.index]]
-            outs = [self.slot_of[(b.index, p)] for p in range(b.outputs)]
-            out_w = [out_widths[(b.index, p)] for p in range(b.outputs)]
+            outs = [self.slot_of[(b.index, p)] for p in range(n_outs[b.index])]
+            out_w = [out_widths[(b.index, p)] for p in range(n_outs[b.index])]
             io = BlockIO(b, self.S, self.ctx, ins, in_w, outs, out_w, diagram.variables, members.get(b.index),
                          diagram.solver)
             self.phases.append(h.build(io))
-        feedthrough = [h.feedthrough(b) for b, h in zip(blocks, handlers)]
+        feedthrough = [p.feedthrough if p.feedthrough is not None else h.feedthrough(b)
+                       for b, h, p in zip(blocks, handlers, self.phases)]
         alg_groups = ordering.algebraic_order(diagram, self.phases, feedthrough, self.sources)
         self.algebraic = [ordering.relaxation(group, blocks, self.phases, self.S, self.slot_of)
                           if len(group) > 1 or ordering.self_loop(group[0], self.sources, feedthrough) else
