@@ -109,11 +109,12 @@ class BlockIO:
     """What a handler sees of its block: params, slots into the signal store, context."""
 
     __slots__ = ("block", "id", "params", "S", "ctx", "ins", "in_widths", "outs", "out_widths", "variables",
-                 "physical", "solver")
+                 "physical", "solver", "slot_of")
 
     def __init__(self, block, S, ctx, ins, in_widths, outs, out_widths, variables=None, physical=None,
-                 solver="discrete"):
+                 solver="discrete", slot_of=None):
         self.block = block
+        self.slot_of = slot_of or (lambda block_id, port: None)  # another block's output slot (bindings)
         self.solver = solver               # the diagram's solver: continuous blocks integrate under it
         self.physical = physical           # acausal blocks: their share of a lowered island
         self.variables = variables or {}   # the diagram's variables (name -> float or array)

@@ -61,13 +61,18 @@ class Plan:
         self.ctx = Ctx(diagram.sample_time)
         self.phases: list[Phases] = []
         members = islands.lower(diagram, self.ctx, self.S)
+        index_of = {b.id: b.index for b in blocks}
+
+        def slot_by_id(block_id, port):
+            """The signal slot of output ``port`` of block ``block_id`` (None if none)."""
+            return self.slot_of.get((index_of.get(block_id), port))
         for b, h in zip(blocks, handlers):
             ins = [None if src is None else self.slot_of[src] for src in self.sources[b.index]]
             in_w = [0 if src is None else out_widths[src] for src in self.sources[b.index]]
             outs = [self.slot_of[(b.index, p)] for p in range(n_outs[b.index])]
             out_w = [out_widths[(b.index, p)] for p in range(n_outs[b.index])]
             io = BlockIO(b, self.S, self.ctx, ins, in_w, outs, out_w, diagram.variables, members.get(b.index),
-                         diagram.solver)
+                         diagram.solver, slot_by_id)
             self.phases.append(h.build(io))
         feedthrough = [p.feedthrough if p.feedthrough is not None else h.feedthrough(b)
                        for b, h, p in zip(blocks, handlers, self.phases)]
