@@ -51,19 +51,87 @@ def _mu_table(p):
 
 # ----------------------------------------------------------------------------- bodies
 
-@lowers("Mass", "SlidingMass")
-def _mass(net, name, b):
-    # nflow's masses have one flange at the mass position; SlidingMass's L is geometric only
-    p = b.params
-    net.mass(name, m=p["m"], s0=p["s0"], v0=p["v0"])
-    return Lowered(pins={"flange": f"{name}.flange_a"})
+_ONE = {"flange": "flange"}
+_TWO = {"a": "flange_a", "b": "flange_b"}
 
 
-@lowers("Inertia")
-def _inertia(net, name, b):
-    p = b.params
-    net.inertia(name, J=p["J"], phi0=p["phi0"], w0=p["w0"])
-    return Lowered(pins={"flange": f"{name}.flange_a"})
+def _pins(name, pins):
+    return {pin: f"{name}.{el}" for pin, el in pins.items()}
+
+
+# A body's initial position/speed left at the manifest default 0 is a start value, not a
+# constraint: a prescribed motion or a rigid tie to another body decides it.
+_START_VALUES = {"s0", "v0", "phi0", "w0"}
+
+
+def _rule(method, pins, param_map, *, signal=False):
+    """A lowering: call ``net.<method>(name, **kwargs)`` with ``kwargs`` taken from the
+    block's params by ``param_map`` (network keyword -> block param); ``signal``: input 0
+    drives the element."""
+    bodies = method in ("mass", "mass_with_weight", "inertia")
+
+    def value(key, v):
+        return None if bodies and key in _START_VALUES and v == 0.0 else v
+
+    def lower(net, name, b):
+        p = b.params
+        getattr(net, method)(name, **{kw: value(key, p[key]) for kw, key in param_map.items() if key in p})
+        return Lowered(pins=_pins(name, pins), inputs={0: name} if signal else {})
+    return lower
+
+
+# table: block type -> (network method, pins, network keyword -> block param, input-driven)
+_TABLE = {
+    "Mass": ("mass", _ONE, {"m": "m", "s0": "s0", "v0": "v0"}, False),
+    "SlidingMass": ("mass", _ONE, {"m": "m", "s0": "s0", "v0": "v0"}, False),  # L is geometric only
+    "MassWithWeight": ("mass_with_weight", _ONE, {"m": "m", "g": "g", "s0": "s0", "v0": "v0"}, False),
+    "Inertia": ("inertia", _ONE, {"J": "J", "phi0": "phi0", "w0": "w0"}, False),
+    "Spring": ("spring", _TWO, {"c": "k", "rel0": "s_rel0"}, False),
+    "RotSpring": ("spring", _TWO, {"c": "c", "rel0": "phi_rel0"}, False),
+    "Damper": ("damper", _TWO, {"d": "d"}, False),
+    "RotDamper": ("damper", _TWO, {"d": "d"}, False),
+    "SpringDamper": ("spring_damper", _TWO, {"c": "k", "d": "d"}, False),
+    "RotSpringDamper": ("spring_damper", _TWO, {"c": "c", "d": "d"}, False),
+    "ElastoGap": ("elasto_gap", _TWO, {"c": "c", "d": "d", "s_rel0": "s_rel0"}, False),
+    "ElastoBacklash": ("elasto_backlash", _TWO, {"c": "c", "b": "b", "d": "d", "phi_rel0": "phi_rel0"}, False),
+    "Friction": ("regularized_friction", _ONE, {"Fc": "Fc", "v_eps": "vEps"}, False),
+    "BearingFriction": ("regularized_friction", _ONE, {"Fc": "tau_c", "v_eps": "w_eps"}, False),
+    "Freewheel": ("freewheel", _TWO, {"d": "d", "w_eps": "w_eps"}, False),
+    "LinearSpeedDependentForce": ("linear_speed_force", _ONE, {"d": "d"}, False),
+    "LinearSpeedDependentTorque": ("linear_speed_force", _ONE, {"d": "d"}, False),
+    "QuadraticSpeedDependentForce": ("quadratic_speed_force", _ONE, {"d": "d"}, False),
+    "QuadraticSpeedDependentTorque": ("quadratic_speed_force", _ONE, {"d": "d"}, False),
+    "Fixed": ("fixed", _ONE, {"position": "s0"}, False),
+    "RotFixed": ("fixed", _ONE, {"position": "phi0"}, False),
+    "Force": ("force", _ONE, {}, True),
+    "Torque": ("force", _ONE, {}, True),
+    "Force2": ("force2", _TWO, {}, True),
+    "Torque2": ("force2", _TWO, {}, True),
+    "ConstantForce": ("constant_force", _ONE, {"F": "F"}, False),
+    "ConstantTorque": ("constant_force", _ONE, {"F": "tau"}, False),
+    "SineForce": ("sine_force", _ONE, {"amplitude": "Amplitude", "frequency": "Frequency", "phase": "Phase"},
+                  False),
+    "RampForce": ("ramp_force", _ONE, {"slope": "Slope", "start_time": "StartTime"}, False),
+    "ExpSineForce": ("exp_sine_force", _ONE, {"amplitude": "Amplitude", "frequency": "Frequency",
+                                              "damping": "Damping", "phase": "Phase"}, False),
+    "TrapezoidForce": ("trapezoid_force", _ONE, {"amplitude": "Amplitude", "rising": "Rising", "width": "Width",
+                                                 "falling": "Falling", "period": "Period"}, False),
+    "Speed": ("speed", _ONE, {"s0": "s0"}, True),
+    "RotSpeed": ("speed", _ONE, {"s0": "phi0"}, True),
+    "ConstantSpeed": ("constant_speed", _ONE, {"v": "v", "s0": "s0"}, False),
+    "ConstantRotSpeed": ("constant_speed", _ONE, {"v": "w", "s0": "phi0"}, False),
+    "Accelerate": ("accelerate", _ONE, {"s0": "s0", "v0": "v0"}, True),
+    "RotAccelerate": ("accelerate", _ONE, {"s0": "phi0", "v0": "w0"}, True),
+    "IdealGear": ("gear", _TWO, {"ratio": "ratio"}, False),
+    "Lever": ("gear", _TWO, {"ratio": "ratio"}, False),
+    "Pulley": ("gear", _TWO, {"ratio": "ratio"}, False),
+    "Rod": ("rod", _TWO, {"ratio": "ratio"}, False),
+}
+for _src, _dst in (("SineForce", "SineTorque"), ("RampForce", "RampTorque"), ("ExpSineForce", "ExpSineTorque"),
+                   ("TrapezoidForce", "TrapezoidTorque")):
+    _TABLE[_dst] = _TABLE[_src]
+for _type, (_method, _pin_map, _params, _driven) in _TABLE.items():
+    LOWERING[_type] = _rule(_method, _pin_map, _params, signal=_driven)
 
 
 @lowers("MassWithStopAndFriction")
@@ -78,62 +146,15 @@ def _stop_mass(net, name, b):
     return Lowered(pins={"flange_a": f"{name}.flange_a", "flange_b": f"{name}.flange_b"})
 
 
-# ----------------------------------------------------------------------------- compliant
-
-_TWO = {"a": "flange_a", "b": "flange_b"}
-
-
-def _two_pins(name):
-    return {pin: f"{name}.{el}" for pin, el in _TWO.items()}
-
-
-@lowers("Spring")
-def _spring(net, name, b):
-    net.spring(name, c=b.params["k"], rel0=b.params["s_rel0"])
-    return Lowered(pins=_two_pins(name))
-
-
-@lowers("RotSpring")
-def _rot_spring(net, name, b):
-    net.spring(name, c=b.params["c"], rel0=b.params["phi_rel0"])
-    return Lowered(pins=_two_pins(name))
-
-
-@lowers("Damper", "RotDamper")
-def _damper(net, name, b):
-    net.damper(name, d=b.params["d"])
-    return Lowered(pins=_two_pins(name))
-
-
-@lowers("SpringDamper", "RotSpringDamper")
-def _spring_damper(net, name, b):
-    p = b.params
-    net.spring_damper(name, c=p["k"] if "k" in p else p["c"], d=p["d"])
-    return Lowered(pins=_two_pins(name))
-
-
-# ----------------------------------------------------------------------------- ground, sources
-
-@lowers("Fixed", "RotFixed")
-def _fixed(net, name, b):
-    net.fixed(name, b.params["s0"] if "s0" in b.params else b.params["phi0"])
-    return Lowered(pins={"flange": f"{name}.flange"})
-
-
-@lowers("Force", "Torque")
-def _force(net, name, b):
-    net.force(name)
-    return Lowered(pins={"flange": f"{name}.flange"}, inputs={0: name})
-
-
 # ----------------------------------------------------------------------------- friction
 
 @lowers("Brake", "RotBrake")
 def _brake(net, name, b):
     p = b.params
-    if p.get("fn_max") is None:
-        _unsupported(b, "the regularized nflow brake law (no fn_max) is not ported yet; give fn_max for the "
-                        "event-driven MSL brake")
+    pins = {"flange": f"{name}.flange"}
+    if p.get("fn_max") is None:   # nflow's regularized law: the input is the peak force/torque
+        net.regularized_brake(name, v_eps=p["vEps"] if "vEps" in p else p["w_eps"])
+        return Lowered(pins=pins, inputs={0: name})
     extra = {"small": p["v_small"]} if "v_small" in p else {}
     net.brake(name, fn_max=p["fn_max"], mu_pos=_mu_table(p), peak=p["peak"], cgeo=p["cgeo"], **extra)
     return Lowered(pins={"flange": f"{name}.flange_a"}, inputs={0: name})
@@ -142,11 +163,11 @@ def _brake(net, name, b):
 @lowers("Clutch")
 def _clutch(net, name, b, connected_inputs=()):
     p = b.params
-    if 0 not in connected_inputs:
-        _unsupported(b, "the regularized nflow clutch law (fn unconnected) is not ported yet; connect fn for "
-                        "the event-driven MSL clutch")
+    if 0 not in connected_inputs:   # nflow's smooth law without a normal-force input
+        net.regularized_clutch(name, tau_max=p["tau_max"], w_eps=p["w_eps"])
+        return Lowered(pins=_pins(name, _TWO))
     net.clutch(name, fn_max=p["fn_max"], mu_pos=_mu_table(p), peak=p["peak"], cgeo=p["cgeo"])
-    return Lowered(pins=_two_pins(name), inputs={0: name})
+    return Lowered(pins=_pins(name, _TWO), inputs={0: name})
 
 
 # ----------------------------------------------------------------------------- sensors
@@ -198,22 +219,22 @@ class IslandPart:
     def load(self, x):
         self.x = x
 
-    def _fill(self):
+    def fill(self):
         u, S = self.island.inputs, self.S
         for k, slot in self.feeds:
             value = S[slot]
             u[k] = value if isinstance(value, float) else float(np.ravel(value)[0])
 
     def derivative(self, t, x):
-        self._fill()
+        self.fill()
         return self.island.derivative(t, x)
 
     def event_functions(self, t, x):
-        self._fill()
+        self.fill()
         return self.island.event_functions(t, x)
 
     def relation_values(self, t, x):
-        self._fill()
+        self.fill()
         return self.island.relation_values(t, x)
 
     def _log(self, start: int):
@@ -222,14 +243,14 @@ class IslandPart:
                                     "kind": ev.kind, "from": ev.from_, "to": ev.to})
 
     def handle_events(self, t, x, fired):
-        self._fill()
+        self.fill()
         start = len(self.island.events)
         x = self.island.handle_events(t, x, fired)
         self._log(start)
         return x
 
     def initialize(self, t, x):
-        self._fill()
+        self.fill()
         x = self.island.initialize(t, x)
         self._log(0)
         return x
@@ -316,11 +337,16 @@ def _reader(domain: str, kind: str, parts: list, refs: list):
     absolute = names["pos" if kind in ("pos", "pos_rel") else "vel"]
     probes = [(part, part.island.probe(absolute, ref)) for part, ref in zip(parts, refs)]
     ctx = parts[0].ctx
+
+    def value(part, probe):
+        part.fill()   # driven and massless nodes read the current inputs
+        return probe(ctx.t, part.x)
+
     if len(probes) == 1:
         (part, probe), = probes
-        return lambda: probe(ctx.t, part.x)
+        return lambda: value(part, probe)
     (pa, fa), (pb, fb) = probes
-    return lambda: fa(ctx.t, pa.x) - fb(ctx.t, pb.x)
+    return lambda: value(pa, fa) - value(pb, fb)
 
 
 def _element_name(b) -> str:
