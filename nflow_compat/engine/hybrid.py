@@ -176,10 +176,18 @@ class _Sampler:
         return 8.0 * _EPS * max(1.0, abs(t))
 
     def before(self, t_end: float, state_at):
-        """Emit every pending grid point before ``t_end`` (farther than a few ulps)."""
+        """Emit every pending grid point before ``t_end`` (farther than a few ulps). A
+        ``state_at`` with a ``batch`` attribute (dense output) is asked once for them all."""
         grid = self.grid
         lim = t_end - self.snap(t_end)
-        while not self.stop and self.k < len(grid) and grid[self.k] < lim:
+        end = int(np.searchsorted(grid, lim, side="left"))
+        if end - self.k > 1 and getattr(state_at, "batch", None) is not None:
+            for x in state_at.batch(grid[self.k:end]):
+                if self.stop:
+                    return
+                self._emit(grid[self.k], x)
+            return
+        while not self.stop and self.k < end:
             self._emit(grid[self.k], state_at(grid[self.k]))
 
     def at(self, t: float, x):
@@ -453,6 +461,14 @@ class _Run:
                     if dense is None:
                         dense = solver.dense_output()
                     return dense(tt)
+
+                def batch(ts):
+                    nonlocal dense
+                    if dense is None:
+                        dense = solver.dense_output()
+                    return dense(ts).T
+
+                state_at.batch = batch
 
                 hit = self._scan(g, state_at, watch, t_prev, t_new, g_new, self.n_scan)
                 if hit is not None:
