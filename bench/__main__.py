@@ -1,9 +1,48 @@
-"""``python -m bench``: the causal-chain benchmark (``--help`` for options)."""
+"""``python -m bench``: every benchmark (``--only causal|stickslip|clutches`` for one; ``--help``).
+
+Without ``--only`` the causal-chain benchmark runs first, then the stick-slip benchmark and
+CoupledClutches; an option goes to every benchmark that has it (``--repeats 3`` sets both),
+and one that no benchmark knows is an error. The exit status is nonzero when any of them
+fails its trace checks.
+"""
 from __future__ import annotations
 
+import argparse
 import sys
 
-from .causal_chain import main
+from . import causal_chain, stick_slip
+
+ONLY = ("causal", "stickslip", "clutches")
+
+
+def main(argv=None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    pre = argparse.ArgumentParser(prog="python -m bench", add_help=False)
+    pre.add_argument("--only", choices=ONLY)
+    pre.add_argument("-h", "--help", action="store_true")
+    ns, rest = pre.parse_known_args(argv)
+    if ns.help:
+        print(__doc__)
+        print("usage: python -m bench [--only {causal,stickslip,clutches}] [options]\n")
+        if ns.only in (None, "causal"):
+            causal_chain.parser().print_help()
+            print("")
+        if ns.only in (None, "stickslip", "clutches"):
+            stick_slip.parser().print_help()
+        return 0
+    if ns.only == "causal":
+        return causal_chain.main(rest)
+    if ns.only in ("stickslip", "clutches"):
+        return stick_slip.main(rest + ["--part", ns.only])
+    causal_args, causal_left = causal_chain.parser().parse_known_args(rest)
+    ss_args, ss_left = stick_slip.parser().parse_known_args(rest)
+    unknown = [a for a in causal_left if a.startswith("-") and a in ss_left]
+    if unknown:
+        pre.error(f"unrecognized arguments: {' '.join(unknown)}")
+    status = causal_chain.main(causal_args)
+    status |= stick_slip.main(ss_args)
+    return status
+
 
 if __name__ == "__main__":
     sys.exit(main())

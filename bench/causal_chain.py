@@ -681,8 +681,8 @@ def print_profile(p: dict, out=print):
 
 # ----------------------------------------------------------------------------- main
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n\n")[0])
+def parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="python -m bench --only causal", description=__doc__.split("\n\n")[0])
     ap.add_argument("--ks", default=",".join(map(str, KS)), help="chain lengths (default 10,100,1000)")
     ap.add_argument("--repeats", type=int, default=5, help="repeats per engine (min is reported)")
     ap.add_argument("--fast-repeats", type=int, default=15,
@@ -695,7 +695,11 @@ def main(argv=None) -> int:
     ap.add_argument("--profile-only", action="store_true", help="only the profile")
     ap.add_argument("--no-write", action="store_true", help="do not write bench/results/*.json")
     ap.add_argument("--quiet", action="store_true", help="no per-repeat progress lines")
-    args = ap.parse_args(argv)
+    return ap
+
+
+def main(argv=None) -> int:
+    args = argv if isinstance(argv, argparse.Namespace) else parser().parse_args(argv)
     log = (lambda s: None) if args.quiet else (lambda s: print(s, file=sys.stderr, flush=True))
 
     import nflow_compat as nc
