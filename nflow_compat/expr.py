@@ -20,6 +20,7 @@ import re
 import numpy as np
 
 from .errors import DiagramError
+from .signals import round_half_away
 
 MAX_LENGTH = 10_000
 MAX_DEPTH = 64
@@ -41,8 +42,8 @@ def _fix(x):
 
 
 def _round_away(x):
-    # C/MATLAB round: half away from zero (numpy's rounds half to even).
-    return np.sign(x) * np.floor(np.abs(x) + 0.5)
+    # C/MATLAB round: half away from zero (numpy's rounds half to even), exactly.
+    return round_half_away(np.asarray(x, dtype=float))
 
 
 def _mod(a, b):
@@ -292,3 +293,407 @@ def evaluate(text: str, variables: dict | None = None, *, path=None, block=None,
                            f"(diagram variables: {known})", **where) from None
     except _Fail as exc:
         raise DiagramError("bad_expression", f"cannot evaluate {text!r}: {exc}", **where) from None
+
+
+# ----------------------------------------------------------------------------- compiled scalar expressions
+#
+# ``evaluate`` reads a text once (a parameter); a block that evaluates the same text at
+# every step compiles it instead: ``compile_scalar`` parses it once into a tree of small
+# Python closures over named inputs (no eval/exec/compile), folds constant sub-trees, and
+# returns ``f(values) -> float``. The grammar is ``evaluate``'s minus the array parts
+# ('[...]', '.*', './', '.^'): same precedence (unary minus below '^', '^' left-associative),
+# same name resolution (inputs, then variables, then constants). The arithmetic is IEEE like
+# numpy's: 1/0 = inf, 0/0 = NaN, sqrt(-1) = NaN, log(0) = -inf, overflow = +-inf; nothing raises.
+
+class ExpressionError(ValueError):
+    """Why a text does not compile: syntax, an unknown name, a wrong argument count."""
+
+
+_NAN, _INF = math.nan, math.inf
+
+
+def _is_odd_integer(y: float) -> bool:
+    return math.isfinite(y) and y == math.floor(y) and math.fmod(y, 2.0) != 0.0
+
+
+def _s_div(a: float, b: float) -> float:
+    try:
+        return a / b
+    except ZeroDivisionError:
+        if a == 0.0 or a != a:
+            return _NAN
+        return math.copysign(_INF, a) * math.copysign(1.0, b)
+
+
+def _s_pow(a: float, b: float) -> float:
+    try:
+        return math.pow(a, b)
+    except OverflowError:
+        return math.copysign(_INF, a) if _is_odd_integer(b) else _INF
+    except ValueError:
+        if a == 0.0:  # 0 to a negative power: a pole
+            return math.copysign(_INF, a) if _is_odd_integer(b) else _INF
+        return _NAN   # a negative base to a non-integer power
+
+
+def _s_sqrt(x: float) -> float:
+    return _NAN if x < 0.0 else math.sqrt(x)
+
+
+def _logarithm(fn):
+    def log(x: float) -> float:
+        if x > 0.0:
+            return fn(x)
+        if x == 0.0:
+            return -_INF
+        return _NAN if x < 0.0 else x   # negative, or NaN
+    return log
+
+
+def _domain(fn):
+    """fn with NaN for arguments outside its domain (asin(2), sin(inf))."""
+    def f(x: float) -> float:
+        try:
+            return fn(x)
+        except ValueError:
+            return _NAN
+    return f
+
+
+def _s_exp(x: float) -> float:
+    try:
+        return math.exp(x)
+    except OverflowError:
+        return _INF
+
+
+def _s_sinh(x: float) -> float:
+    try:
+        return math.sinh(x)
+    except OverflowError:
+        return math.copysign(_INF, x)
+
+
+def _s_cosh(x: float) -> float:
+    try:
+        return math.cosh(x)
+    except OverflowError:
+        return _INF
+
+
+def _s_floor(x: float) -> float:
+    # math.floor returns an int (and fails on inf/NaN); the sign keeps floor(-0.0) = -0.0
+    return math.copysign(float(math.floor(x)), x) if math.isfinite(x) else x
+
+
+def _s_ceil(x: float) -> float:
+    return math.copysign(float(math.ceil(x)), x) if math.isfinite(x) else x
+
+
+def _s_fix(x: float) -> float:
+    return math.copysign(float(math.trunc(x)), x) if math.isfinite(x) else x
+
+
+def _s_sign(x: float) -> float:
+    if x > 0.0:
+        return 1.0
+    if x < 0.0:
+        return -1.0
+    return x    # +-0 and NaN
+
+
+def _s_sinc(x: float) -> float:
+    """Normalized sinc, sin(pi x)/(pi x), 1 at 0 (MATLAB's and Nelson's sinc)."""
+    if x == 0.0:
+        return 1.0
+    y = math.pi * x
+    try:
+        return math.sin(y) / y
+    except ValueError:   # sin(inf)
+        return _NAN
+
+
+def _s_min(a: float, b: float) -> float:
+    if a != a or b != b:
+        return _NAN      # NaN propagates (numpy's minimum)
+    return b if b < a else a
+
+
+def _s_max(a: float, b: float) -> float:
+    if a != a or b != b:
+        return _NAN
+    return b if b > a else a
+
+
+def _s_clamp(x: float, lo: float, hi: float) -> float:
+    """clamp(x, lo, hi) = min(max(x, lo), hi) (std::clamp's argument order)."""
+    return _s_min(_s_max(x, lo), hi)
+
+
+def _s_mod(a: float, b: float) -> float:
+    if b == 0.0:
+        return a
+    return a - _s_floor(a / b) * b
+
+
+def _s_rem(a: float, b: float) -> float:
+    if b == 0.0:
+        return a
+    try:
+        return math.fmod(a, b)
+    except ValueError:   # fmod(inf, b)
+        return _NAN
+
+
+def _s_round(x: float) -> float:
+    return round_half_away(x)
+
+
+SCALAR_FUNCTIONS = {
+    "sin": (1, _domain(math.sin)), "cos": (1, _domain(math.cos)), "tan": (1, _domain(math.tan)),
+    "asin": (1, _domain(math.asin)), "acos": (1, _domain(math.acos)), "atan": (1, math.atan),
+    "sinh": (1, _s_sinh), "cosh": (1, _s_cosh), "tanh": (1, math.tanh),
+    "exp": (1, _s_exp), "log": (1, _logarithm(math.log)), "log10": (1, _logarithm(math.log10)),
+    "log2": (1, _logarithm(math.log2)), "sqrt": (1, _s_sqrt), "abs": (1, math.fabs), "sign": (1, _s_sign),
+    "floor": (1, _s_floor), "ceil": (1, _s_ceil), "round": (1, _s_round), "fix": (1, _s_fix),
+    "sinc": (1, _s_sinc),
+    "atan2": (2, math.atan2), "hypot": (2, math.hypot), "pow": (2, _s_pow),
+    "min": (2, _s_min), "max": (2, _s_max), "mod": (2, _s_mod), "rem": (2, _s_rem),
+    "clamp": (3, _s_clamp),
+}
+
+_OPERATORS = {"+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
+              "/": _s_div, "^": _s_pow}
+
+# Above this many operands a left-to-right chain (1+2+...+n) runs as one loop instead of
+# nested closures, so a long text cannot exhaust Python's recursion limit.
+_CHAIN_UNROLL = 16
+
+
+def _const(value: float):
+    return ("c", float(value))
+
+
+def _as_fn(node):
+    if node[0] == "c":
+        c = node[1]
+        return lambda a: c
+    return node[1]
+
+
+def _neg(node):
+    if node[0] == "c":
+        return _const(-node[1])
+    g = node[1]
+    return ("f", lambda a: -g(a))
+
+
+def _binary_node(op: str, x, y):
+    if x[0] == "c" and y[0] == "c":
+        return _const(_OPERATORS[op](x[1], y[1]))
+    if op in ("+", "-", "*"):
+        return ("f", _arith(op, x, y))
+    fn = _OPERATORS[op]
+    if op == "/" and y[0] == "c" and y[1] != 0.0:
+        g, c = x[1], y[1]
+        return ("f", lambda a: g(a) / c)   # a nonzero constant divisor never raises
+    g, h = _as_fn(x), _as_fn(y)
+    return ("f", lambda a: fn(g(a), h(a)))
+
+
+def _arith(op, x, y):
+    """+ - * inline (one closure call per operand, none for a constant)."""
+    if x[0] == "c":
+        c, h = x[1], y[1]
+        return {"+": lambda a: c + h(a), "-": lambda a: c - h(a), "*": lambda a: c * h(a)}[op]
+    g = x[1]
+    if y[0] == "c":
+        c = y[1]
+        return {"+": lambda a: g(a) + c, "-": lambda a: g(a) - c, "*": lambda a: g(a) * c}[op]
+    h = y[1]
+    return {"+": lambda a: g(a) + h(a), "-": lambda a: g(a) - h(a), "*": lambda a: g(a) * h(a)}[op]
+
+
+def _chain(first, rest: list):
+    """first op1 x1 op2 x2 ... evaluated left to right."""
+    if len(rest) < _CHAIN_UNROLL:
+        node = first
+        for op, operand in rest:
+            node = _binary_node(op, node, operand)
+        return node
+    head = _as_fn(first)
+    steps = tuple((_OPERATORS[op], _as_fn(operand)) for op, operand in rest)
+
+    def run(a):
+        v = head(a)
+        for fn, g in steps:
+            v = fn(v, g(a))
+        return v
+    return ("f", run)
+
+
+def _call_node(fn, args: list):
+    if all(node[0] == "c" for node in args):
+        return _const(fn(*(node[1] for node in args)))
+    fs = [_as_fn(node) for node in args]
+    if len(fs) == 1:
+        g = fs[0]
+        return ("f", lambda a: fn(g(a)))
+    if len(fs) == 2:
+        g, h = fs
+        return ("f", lambda a: fn(g(a), h(a)))
+    if len(fs) == 3:
+        g, h, k = fs
+        return ("f", lambda a: fn(g(a), h(a), k(a)))
+    return ("f", lambda a: fn(*[f(a) for f in fs]))
+
+
+class _Compiler:
+    """Recursive descent over ``_tokenize``'s tokens, building closure nodes:
+    ("c", value) for a constant, ("f", fn) with fn(values) for everything else."""
+
+    def __init__(self, text, inputs, variables, functions, constants):
+        self.tokens = _tokenize(text)
+        self.i = 0
+        self.depth = 0
+        self.inputs = {name: k for k, name in enumerate(inputs)}
+        self.variables = variables
+        self.functions = functions
+        self.constants = constants
+
+    def peek(self):
+        return self.tokens[self.i]
+
+    def take(self):
+        tok = self.tokens[self.i]
+        self.i += 1
+        return tok
+
+    def expect(self, value):
+        tok = self.take()
+        if tok[1] != value:
+            raise _Fail(f"expected {value!r}, found {tok[1] or 'end of text'!r}")
+
+    def enter(self):
+        self.depth += 1
+        if self.depth > MAX_DEPTH:
+            raise _Fail(f"expression nested deeper than {MAX_DEPTH}")
+
+    def parse(self):
+        node = self.expr()
+        if self.peek()[0] != "end":
+            raise _Fail(f"unexpected {self.peek()[1]!r}")
+        return node
+
+    def expr(self):
+        self.enter()
+        first, rest = self.term(), []
+        while self.peek()[1] in ("+", "-"):
+            op = self.take()[1]
+            rest.append((op, self.term()))
+        self.depth -= 1
+        return _chain(first, rest)
+
+    def term(self):
+        first, rest = self.unary(), []
+        while self.peek()[1] in ("*", "/", ".*", "./"):
+            op = self._scalar_op(self.take()[1])
+            rest.append((op, self.unary()))
+        return _chain(first, rest)
+
+    def unary(self):
+        if self.peek()[1] in ("+", "-"):
+            op = self.take()[1]
+            self.enter()
+            node = self.unary()
+            self.depth -= 1
+            return _neg(node) if op == "-" else node
+        return self.power()
+
+    def power(self):
+        first, rest = self.primary(), []
+        while self.peek()[1] in ("^", ".^"):
+            self._scalar_op(self.take()[1])
+            rest.append(("^", self.exponent()))
+        return _chain(first, rest)
+
+    def exponent(self):
+        if self.peek()[1] in ("+", "-"):
+            op = self.take()[1]
+            self.enter()
+            node = self.exponent()
+            self.depth -= 1
+            return _neg(node) if op == "-" else node
+        return self.primary()
+
+    @staticmethod
+    def _scalar_op(op):
+        if op.startswith("."):
+            raise _Fail(f"{op!r} is an array operator; this expression is scalar, use {op[1:]!r}")
+        return op
+
+    def primary(self):
+        kind, value, _ = self.take()
+        if kind == "num":
+            return _const(float(value))
+        if kind == "name":
+            if self.peek()[1] == "(":
+                return self.call(value)
+            return self.name(value)
+        if value == "(":
+            node = self.expr()
+            self.expect(")")
+            return node
+        if value == "[":
+            raise _Fail("'[' (an array) is not part of this scalar expression grammar")
+        raise _Fail(f"unexpected {value or 'end of text'!r}")
+
+    def name(self, name):
+        if name in self.inputs:
+            k = self.inputs[name]
+            return ("f", lambda a: a[k])
+        if name in self.variables:
+            value = np.asarray(self.variables[name], dtype=float)
+            if value.size != 1:
+                raise _Fail(f"variable {name!r} is not a scalar (it has {value.size} elements)")
+            return _const(value.reshape(-1)[0])
+        if name in self.constants:
+            return _const(self.constants[name])
+        if name in self.functions:
+            raise _Fail(f"function {name!r} needs arguments")
+        known = ", ".join(list(self.inputs) + sorted(self.variables)) or "none"
+        raise _Fail(f"unknown variable {name!r} (known: {known})")
+
+    def call(self, name):
+        if name not in self.functions:
+            hint = " (not available in this expression)" if name in SCALAR_FUNCTIONS else ""
+            raise _Fail(f"unknown function {name!r}{hint}")
+        arity, fn = self.functions[name]
+        self.expect("(")
+        args = [self.expr()]
+        while self.peek()[1] == ",":
+            self.take()
+            args.append(self.expr())
+        self.expect(")")
+        if len(args) != arity:
+            raise _Fail(f"{name}() takes {arity} argument(s), got {len(args)}")
+        return _call_node(fn, args)
+
+
+def compile_scalar(text: str, inputs=(), variables: dict | None = None, *, functions=None, constants=None):
+    """Compile ``text`` once into ``f(values) -> float``, ``values`` being a sequence of
+    the ``inputs`` names' current values in that order. ``variables`` (name -> number) are
+    fixed at compile time; ``functions`` (names, default all of SCALAR_FUNCTIONS) and
+    ``constants`` (name -> value, default evaluate's) restrict the vocabulary. Raises
+    ExpressionError with the reason when the text does not compile."""
+    if not isinstance(text, str):
+        raise ExpressionError(f"expected a text, got {type(text).__name__}")
+    if len(text) > MAX_LENGTH:
+        raise ExpressionError(f"{len(text)} characters (limit {MAX_LENGTH})")
+    table = SCALAR_FUNCTIONS if functions is None else {name: SCALAR_FUNCTIONS[name] for name in functions}
+    try:
+        node = _Compiler(text, tuple(inputs), variables or {}, table,
+                         _CONSTANTS if constants is None else dict(constants)).parse()
+    except _Fail as exc:
+        raise ExpressionError(str(exc)) from None
+    return _as_fn(node)

@@ -47,7 +47,7 @@ REGISTRY: dict[str, Handler] = {}
 
 # Handler modules, grouped like nflow's libraries; importing one registers its blocks.
 MODULES = ("source", "sink", "math", "logic", "nonlinear", "discrete", "continuous", "utility",
-           "mechanical", "lookup")
+           "mechanical", "lookup", "dashboard", "userdefined")
 
 
 def _always(value):
@@ -109,11 +109,12 @@ class BlockIO:
     """What a handler sees of its block: params, slots into the signal store, context."""
 
     __slots__ = ("block", "id", "params", "S", "ctx", "ins", "in_widths", "outs", "out_widths", "variables",
-                 "physical", "solver", "slot_of")
+                 "physical", "solver", "slot_of", "block_ids")
 
     def __init__(self, block, S, ctx, ins, in_widths, outs, out_widths, variables=None, physical=None,
-                 solver="discrete", slot_of=None):
+                 solver="discrete", slot_of=None, block_ids=()):
         self.block = block
+        self.block_ids = block_ids         # every block id of the diagram (binding suggestions)
         self.slot_of = slot_of or (lambda block_id, port: None)  # another block's output slot (bindings)
         self.solver = solver               # the diagram's solver: continuous blocks integrate under it
         self.physical = physical           # acausal blocks: their share of a lowered island

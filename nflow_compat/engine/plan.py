@@ -62,6 +62,7 @@ class Plan:
         self.phases: list[Phases] = []
         members = islands.lower(diagram, self.ctx, self.S)
         index_of = {b.id: b.index for b in blocks}
+        block_ids = tuple(index_of)
 
         def slot_by_id(block_id, port):
             """The signal slot of output ``port`` of block ``block_id`` (None if none)."""
@@ -72,7 +73,7 @@ class Plan:
             outs = [self.slot_of[(b.index, p)] for p in range(n_outs[b.index])]
             out_w = [out_widths[(b.index, p)] for p in range(n_outs[b.index])]
             io = BlockIO(b, self.S, self.ctx, ins, in_w, outs, out_w, diagram.variables, members.get(b.index),
-                         diagram.solver, slot_by_id)
+                         diagram.solver, slot_by_id, block_ids)
             self.phases.append(h.build(io))
         feedthrough = [p.feedthrough if p.feedthrough is not None else h.feedthrough(b)
                        for b, h, p in zip(blocks, handlers, self.phases)]
