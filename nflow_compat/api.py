@@ -18,12 +18,15 @@ def load_json(text) -> object:
 
 def validate(diagram: dict, *, limits: Limits | None = None) -> Diagram:
     """Normalize and check a decoded diagram; raises DiagramError on the first problem."""
-    return parse(diagram, limits)
+    try:
+        return parse(diagram, limits)
+    except RecursionError:
+        raise DiagramError("too_deep", "the diagram nests arrays or objects too deeply", path="") from None
 
 
 def compile_plan(diagram: dict, *, limits: Limits | None = None) -> Plan:
     """A reusable execution plan: ``plan.run()`` as often as needed, compiled once."""
-    return Plan(parse(diagram, limits))
+    return Plan(validate(diagram, limits=limits), limits)
 
 
 def _run(diagram: dict, limits: Limits | None) -> dict:

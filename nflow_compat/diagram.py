@@ -24,6 +24,7 @@ class Limits:
     """Caller-configurable bounds; each exceeded bound is a clear error, not a hang."""
 
     max_steps: int = 10_000_000      # grid samples
+    max_solver_steps: int = 5_000_000  # internal steps of a variable- or fixed-step solver
     max_blocks: int = 100_000
     max_width: int = 1_000_000
 

@@ -17,6 +17,7 @@ import math
 
 import numpy as np
 
+from ..errors import SimulationError
 from .hybrid import integrate_hybrid, make_grid
 
 # nflow's fixed-step loop integrates physical islands with classical RK4 between grid
@@ -63,7 +64,11 @@ class PlanSystem:
 
     def derivative(self, t, x):
         self.evaluate(t, x)
-        return np.concatenate([part.derivative(t, x[sl]) for part, sl in zip(self.parts, self.slices)])
+        xdot = np.concatenate([part.derivative(t, x[sl]) for part, sl in zip(self.parts, self.slices)])
+        if not np.isfinite(xdot).all():
+            raise SimulationError("non_finite_state", f"the state derivative is not finite at t = {t:.9g} "
+                                  "(an infinite or NaN input, or a parameter outside the floating-point range)")
+        return xdot
 
     def event_functions(self, t, x):
         self.evaluate(t, x)
@@ -122,8 +127,11 @@ def run_continuous(plan) -> int:
             f()
         return ctx.stop
 
+    if d.max_step is not None and d.duration / d.max_step > plan.limits.max_solver_steps:
+        raise SimulationError("too_many_steps", f"maxStep {d.max_step:g} needs more than "
+                              f"{plan.limits.max_solver_steps} solver steps over the duration", path="/maxStep")
     options = dict(method=METHOD[d.solver], rtol=d.rel_tol, atol=d.abs_tol, max_step=d.max_step,
-                   sample=major_step)
+                   sample=major_step, max_steps=plan.limits.max_solver_steps)
     x = system.x0
     if not update:
         return len(integrate_hybrid(system, x, grid, **options).t)

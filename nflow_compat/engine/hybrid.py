@@ -254,7 +254,7 @@ def integrate_hybrid(system, x0, grid, *, method: str = "ode45", rtol: float = 1
                      atol: float = 1e-8, max_step: float | None = None,
                      first_step: float | None = None, fixed_step: float | None = None,
                      sample: Callable | None = None, event_samples: int | None = None,
-                     max_events: int = 100_000,
+                     max_events: int = 100_000, max_steps: int = 5_000_000,
                      max_events_per_instant: int = 200) -> HybridResult:
     """Integrate ``system`` from ``grid[0]`` to ``grid[-1]`` and report on ``grid``.
 
@@ -266,7 +266,7 @@ def integrate_hybrid(system, x0, grid, *, method: str = "ode45", rtol: float = 1
     per step where the event functions are also checked (default 3 for variable-step
     methods, whose steps can be long, 0 for ode1/ode4).  Raises ``SimulationError`` on solver
     failure, event chattering (more than ``max_events_per_instant`` events within 1e-10 s)
-    or more than ``max_events`` events.
+    or more than ``max_events`` events or ``max_steps`` steps.
     """
     wall = _time.perf_counter()
     grid = np.asarray(grid, dtype=float)
@@ -280,6 +280,7 @@ def integrate_hybrid(system, x0, grid, *, method: str = "ode45", rtol: float = 1
         x = np.array(system.initialize(t, x), dtype=float)
     run = _Run(system, grid, x, sample, rtol, atol, max_step, first_step,
                max_events, max_events_per_instant)
+    run.max_steps = max_steps
     if event_samples is None:
         event_samples = 0 if method in FIXED_STEP else 3
     run.n_scan = max(0, int(event_samples))
@@ -340,6 +341,12 @@ class _Run:
             return np.asarray(syse(tt if tt < t_left else t_left, xx), dtype=float)
 
         return f, g
+
+    def _count_step(self):
+        self.stats["steps"] += 1
+        if self.stats["steps"] > self.max_steps:
+            raise SimulationError("too_many_steps", f"more than {self.max_steps} solver steps (a very stiff or "
+                                  "fast system, or a tiny maxStep); raise the limit or loosen the tolerances")
 
     def _count_event(self, t):
         self.stats["events"] += 1
@@ -449,7 +456,7 @@ class _Run:
                 if solver.status == "failed":
                     raise SimulationError("solver_failed",
                                           f"{solver_cls.__name__} failed at t={solver.t:.17g}: {msg}")
-                self.stats["steps"] += 1
+                self._count_step()
                 t_new, x_new = float(solver.t), solver.y
                 g_new = g(t_new, x_new)
                 dense = None
@@ -519,7 +526,7 @@ class _Run:
                 if watch is None:
                     watch = _Watch(self.sys, g, t, x)
                 x_next = step(f, t, x, t_next - t, k1)
-                stats["steps"] += 1
+                self._count_step()
                 g_next = g(t_next, x_next)
                 cache = {t_next: x_next}
 

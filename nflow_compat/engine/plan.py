@@ -13,7 +13,7 @@ import time as _time
 import numpy as np
 
 from ..blocks import BlockIO, Phases, load_all
-from ..diagram import Diagram
+from ..diagram import Diagram, Limits
 from ..errors import DiagramError, SimulationError
 from ..physical import islands
 from . import ordering
@@ -26,9 +26,10 @@ _FIXED_STEP = ("discrete", "ode1")
 
 
 class Plan:
-    def __init__(self, diagram: Diagram):
+    def __init__(self, diagram: Diagram, limits: Limits | None = None):
         registry = load_all()
         self.diagram = diagram
+        self.limits = limits or Limits()
         blocks = diagram.blocks
         for b in blocks:
             if b.type.type not in registry:
@@ -99,8 +100,12 @@ class Plan:
         self.ctx.reset()
         for f in self.init:
             f()
-        with np.errstate(all="ignore"):
-            steps = run_continuous(self) if self.has_parts else run_fixed_step(self, d.n_samples)
+        try:
+            with np.errstate(all="ignore"):
+                steps = run_continuous(self) if self.has_parts else run_fixed_step(self, d.n_samples)
+        except (ArithmeticError, ValueError) as exc:   # a block's math left the floating-point range
+            raise SimulationError("numeric_error", f"the run failed at t = {self.ctx.t:.9g}: "
+                                  f"{type(exc).__name__}: {exc}") from None
         wall = _time.perf_counter() - started
         return self._result(steps, wall)
 
