@@ -5,13 +5,12 @@ result. Each problem is a ``DiagramError`` with a JSON pointer into the input.
 """
 from __future__ import annotations
 
-import difflib
 import math
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from .errors import DiagramError, SimulationError, pointer
+from .errors import DiagramError, SimulationError, did_you_mean, pointer
 from .expr import evaluate
 from .manifests import BlockType, ParamSpec, block_types
 
@@ -82,15 +81,6 @@ class Diagram:
 
 
 # ----------------------------------------------------------------------------- helpers
-
-def _did_you_mean(name: str, choices) -> str:
-    choices = list(choices)
-    lowered = {c.lower(): c for c in choices}
-    if name.lower() in lowered:
-        return f"; did you mean {lowered[name.lower()]!r}?"
-    close = difflib.get_close_matches(name, choices, n=1, cutoff=0.6)
-    return f"; did you mean {close[0]!r}?" if close else ""
-
 
 def _as_list(value, path: str, what: str) -> list:
     """jsonencode turns a one-element struct array into a bare object."""
@@ -210,7 +200,7 @@ def normalize_param(spec: ParamSpec, value, variables, where: dict):
     out = _CONVERT[spec.kind](value, variables, where=where, what=what)
     if spec.enum is not None and out not in spec.enum:
         raise DiagramError("param_value", f"{what} must be one of {list(spec.enum)}, got {out!r}"
-                           + _did_you_mean(str(out), [str(e) for e in spec.enum]), **where)
+                           + did_you_mean(str(out), [str(e) for e in spec.enum]), **where)
     for bound, strict in ((spec.minimum, False), (spec.exclusive_minimum, True)):
         if bound is None:
             continue
@@ -260,7 +250,7 @@ def _block(raw, index: int, variables: dict, path: str, types: dict, warnings: l
     if not isinstance(btype, str):
         raise DiagramError("missing_type", f"block {bid!r} needs a string 'type'", path=path + "/type", block=bid)
     if btype not in types:
-        raise DiagramError("unknown_block_type", f"unknown block type {btype!r}" + _did_you_mean(btype, types),
+        raise DiagramError("unknown_block_type", f"unknown block type {btype!r}" + did_you_mean(btype, types),
                            path=path + "/type", block=bid)
     bt: BlockType = types[btype]
     n_in = _count(raw.get("inputs"), bt.inputs, {"path": path + "/inputs", "block": bid}, "'inputs'")
@@ -277,7 +267,7 @@ def _block(raw, index: int, variables: dict, path: str, types: dict, warnings: l
     for name, value in given.items():
         spec = bt.params.get(name)
         if spec is None:
-            hint = _did_you_mean(name, bt.params)
+            hint = did_you_mean(name, bt.params)
             if hint:
                 raise DiagramError("unknown_param", f"block {bid!r} ({btype}) has no parameter {name!r}{hint}",
                                    **block.where(name))
@@ -325,7 +315,7 @@ def _ref(value, ids: dict, path: str, what: str) -> int:
         raise DiagramError("bad_connection", f"connection '{what}' must be a block id", path=path)
     if value not in ids:
         raise DiagramError("unknown_block", f"connection '{what}' names block {value!r}, which does not exist"
-                           + _did_you_mean(value, ids), path=path, block=value)
+                           + did_you_mean(value, ids), path=path, block=value)
     return ids[value]
 
 
@@ -369,7 +359,7 @@ def _link(raw: dict, a: Block, b: Block, path: str) -> PinLink:
         if pin not in blk.type.pins:
             have = ", ".join(blk.type.pins) or "none"
             raise DiagramError("unknown_pin", f"block {blk.id!r} ({blk.type.type}) has no physical pin {pin!r} "
-                               f"(pins: {have})" + _did_you_mean(pin, blk.type.pins), path=path + "/" + key,
+                               f"(pins: {have})" + did_you_mean(pin, blk.type.pins), path=path + "/" + key,
                                block=blk.id)
         pins.append(pin)
     da, db = a.type.pins[pins[0]], b.type.pins[pins[1]]
@@ -406,7 +396,7 @@ def parse(raw, limits: Limits | None = None) -> Diagram:
     solver = raw.get("solver", "discrete")
     if not isinstance(solver, str) or solver not in SOLVERS:
         raise DiagramError("unknown_solver", f"unknown solver {solver!r} (known: {', '.join(SOLVERS)})"
-                           + (_did_you_mean(solver, SOLVERS) if isinstance(solver, str) else ""), path="/solver")
+                           + (did_you_mean(solver, SOLVERS) if isinstance(solver, str) else ""), path="/solver")
     variables = _variables(raw.get("variables"))
     raw_blocks = _as_list(raw.get("blocks"), "/blocks", "blocks")
     if len(raw_blocks) > limits.max_blocks:

@@ -6,6 +6,8 @@ where it applies the JSON pointer ``path`` into the diagram, the ``block`` id an
 """
 from __future__ import annotations
 
+import difflib
+
 _MAX_MESSAGE = 500  # never echo megabytes of input back
 
 
@@ -56,3 +58,13 @@ class SimulationError(NFlowError):
 def pointer(*parts) -> str:
     """JSON pointer (RFC 6901) from path parts."""
     return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts)
+
+
+def did_you_mean(name: str, choices) -> str:
+    """"; did you mean 'X'?" for the closest of ``choices`` (case-insensitive first), or ""."""
+    choices = list(choices)
+    lowered = {c.lower(): c for c in choices}
+    if name.lower() in lowered:
+        return f"; did you mean {lowered[name.lower()]!r}?"
+    close = difflib.get_close_matches(name, choices, n=1, cutoff=0.6)
+    return f"; did you mean {close[0]!r}?" if close else ""

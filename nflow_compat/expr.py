@@ -88,15 +88,9 @@ class _Fail(Exception):
     pass
 
 
-class _Parser:
-    def __init__(self, text, variables):
-        self.tokens = _tokenize(text)
-        self.i = 0
-        self.variables = variables
-        self.depth = 0
-        self.in_brackets = 0
+class _TokenStream:
+    """Token cursor and the checks both parsers share."""
 
-    # -- helpers
     def peek(self, offset=0):
         return self.tokens[min(self.i + offset, len(self.tokens) - 1)]
 
@@ -115,13 +109,22 @@ class _Parser:
         if self.depth > MAX_DEPTH:
             raise _Fail(f"expression nested deeper than {MAX_DEPTH}")
 
-    # -- grammar
     def parse(self):
-        value = self.expr()
+        result = self.expr()
         if self.peek()[0] != "end":
             raise _Fail(f"unexpected {self.peek()[1]!r}")
-        return value
+        return result
 
+
+class _Parser(_TokenStream):
+    def __init__(self, text, variables):
+        self.tokens = _tokenize(text)
+        self.i = 0
+        self.variables = variables
+        self.depth = 0
+        self.in_brackets = 0
+
+    # -- grammar
     def expr(self):
         self.enter()
         value = self.term()
@@ -548,7 +551,7 @@ def _call_node(fn, args: list):
     return ("f", lambda a: fn(*[f(a) for f in fs]))
 
 
-class _Compiler:
+class _Compiler(_TokenStream):
     """Recursive descent over ``_tokenize``'s tokens, building closure nodes:
     ("c", value) for a constant, ("f", fn) with fn(values) for everything else."""
 
@@ -560,30 +563,6 @@ class _Compiler:
         self.variables = variables
         self.functions = functions
         self.constants = constants
-
-    def peek(self):
-        return self.tokens[self.i]
-
-    def take(self):
-        tok = self.tokens[self.i]
-        self.i += 1
-        return tok
-
-    def expect(self, value):
-        tok = self.take()
-        if tok[1] != value:
-            raise _Fail(f"expected {value!r}, found {tok[1] or 'end of text'!r}")
-
-    def enter(self):
-        self.depth += 1
-        if self.depth > MAX_DEPTH:
-            raise _Fail(f"expression nested deeper than {MAX_DEPTH}")
-
-    def parse(self):
-        node = self.expr()
-        if self.peek()[0] != "end":
-            raise _Fail(f"unexpected {self.peek()[1]!r}")
-        return node
 
     def expr(self):
         self.enter()

@@ -33,8 +33,8 @@ from urllib.parse import quote
 
 import orjson
 
-from .diagram import MAX_PORTS, SOLVERS, _did_you_mean
-from .errors import DiagramError, pointer
+from .diagram import MAX_PORTS, SOLVERS
+from .errors import DiagramError, did_you_mean, pointer
 from .expr import MAX_LENGTH
 from .manifests import BlockType, ParamSpec, block_types
 
@@ -335,7 +335,7 @@ def params_schema_for(type_name: str) -> dict:
     types = block_types()
     if type_name not in types:
         raise DiagramError("unknown_block_type", f"unknown block type {type_name!r}"
-                           + _did_you_mean(type_name, types))
+                           + did_you_mean(type_name, types))
     defs = _Defs()
     out = {"$schema": DIALECT, "$id": _params_file(type_name), **_params_schema(types[type_name], defs)}
     if defs.defs:

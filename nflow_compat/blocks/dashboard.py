@@ -22,11 +22,11 @@ nothing: the block records no value and the run carries a warning.
 """
 from __future__ import annotations
 
-import difflib
 import math
 
 import numpy as np
 
+from ..errors import did_you_mean
 from ..expr import evaluate
 from . import Phases, block, no_outputs, scalar_out
 
@@ -40,15 +40,6 @@ _EMPTY = (None, {}, [], "")
 
 
 # ----------------------------------------------------------------------------- bindings
-
-def _did_you_mean(name: str, choices) -> str:
-    choices = list(choices)
-    lowered = {c.lower(): c for c in choices}
-    if name.lower() in lowered:
-        return f"; did you mean {lowered[name.lower()]!r}?"
-    close = difflib.get_close_matches(name, choices, n=1, cutoff=0.6)
-    return f"; did you mean {close[0]!r}?" if close else ""
-
 
 def _port_index(io, raw) -> int:
     """outputPortIndex (1-based, default 1) as a 0-based port; below 1 reads as 1 and a
@@ -109,7 +100,7 @@ def resolve_binding(io):
                     f"{count} output port(s)", "Binding")
         ids = io.block_ids
         io.fail("binding_unresolved", f"Binding names block {target!r}, which does not exist or has no "
-                f"output port" + _did_you_mean(target, [i for i in ids if i != io.id]), "Binding")
+                f"output port" + did_you_mean(target, [i for i in ids if i != io.id]), "Binding")
     return slot
 
 
