@@ -1,4 +1,4 @@
-"""``nflow-sim``: a stdin/stdout pipe by default, plus run/validate/schema/blocks.
+"""``nflow-sim``: a stdin/stdout pipe by default, plus run/validate/schema/blocks/plot.
 
 Exit codes: 0 success, 2 the diagram is wrong, 1 running it failed.
 On error stdout carries ``{"status": "error", "error": {...}}`` and stderr the message.
@@ -75,6 +75,16 @@ def _blocks(args) -> int:
     return EXIT_OK
 
 
+def _plot(args) -> int:
+    from . import plot
+    doc = plot.load_json(_read(args.file))
+    if plot.is_diagram(doc):
+        doc = api.simulate(doc)             # a diagram: run it, then draw what it recorded
+    info = plot.render(doc, args.output, title=args.title, dpi=args.dpi)
+    _write(orjson.dumps({"status": "ok", "output": args.output, **info}).decode(), None)
+    return EXIT_OK
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="nflow-sim", description="Run nflow block diagrams. With no command, "
                                 "reads a diagram on stdin and writes the result on stdout.")
@@ -94,6 +104,13 @@ def _parser() -> argparse.ArgumentParser:
     blk = sub.add_parser("blocks", help="list the block types that run")
     blk.add_argument("--json", action="store_true")
     blk.set_defaults(func=_blocks)
+    plt = sub.add_parser("plot", help="draw a result (workspace variables and scopes against time, events "
+                         "marked) into an image; needs matplotlib (extra 'plot')")
+    plt.add_argument("file", help="a result JSON (from run or the pipe; '-' for stdin), or a diagram to run first")
+    plt.add_argument("-o", "--output", required=True, help="image file; format from the extension (.png .svg .pdf)")
+    plt.add_argument("--title", help="figure title (default: a summary of the result)")
+    plt.add_argument("--dpi", type=int, default=100)
+    plt.set_defaults(func=_plot)
     p.set_defaults(func=_simulate, file=None, output=None)
     return p
 

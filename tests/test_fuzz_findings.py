@@ -1,0 +1,134 @@
+"""Minimal reproducers of the crashes and hangs the fuzzer (tests/test_fuzz.py) found.
+
+Each states the contract of SPEC §5 for its input: an NFlowError with a code and a message
+(or a clean result) - never another exception, never a hang. A finding that is still open
+is marked ``xfail(strict=True, reason="<crash> - reported")``: the strict flag turns it red
+the moment the bug is gone (then the marker goes and the test stays as a regression test).
+
+Fixed so far (commit 9fb3b13): every finding below. Found before the fix:
+
+* RecursionError in ``diagram._numeric_array`` / ``_show`` / ``_number`` for values nested
+  500-1020 deep (orjson accepts 1024 levels, the normalizers recurse per level);
+* hangs: ode45 with ``maxStep`` 1e-9, a stiff island (RotSpring c=1e9) under 'dae', an
+  integrator fed inf under 'dae', a denormal Mass (m=5e-324) under ode45 - no bound on the
+  solvers' internal work, and non-finite derivatives not detected;
+* ValueError from scipy (LSODA "initial state y0 must be finite") for the denormal Mass
+  under 'dae' with discrete state; OverflowError from ``math.exp`` (ExpSineForce with
+  Damping -1e308); ValueError from ``math.sin(inf)`` (chirp at t ~ 1e200).
+"""
+from __future__ import annotations
+
+import orjson
+import pytest
+
+import nflow_compat as nc
+from tests import fuzz
+from tests.util import blk, diagram, record, wire
+
+# Each of these answers in milliseconds now; before the fixes the hangs ran for minutes.
+BUDGET_S = 2.0
+
+
+def nested(depth: int, leaf="1") -> str:
+    return "[" * depth + leaf + "]" * depth
+
+
+def with_param(block: dict, name: str, raw_json: str) -> str:
+    """Diagram text with ``block``'s param ``name`` set to ``raw_json`` verbatim (values
+    nested deeper than Python's JSON encoders go cannot be built as objects)."""
+    d = diagram([dict(block, params=dict(block.get("params", {}), **{name: "@@"}))], [], duration=0.2)
+    return orjson.dumps(d).decode().replace('"@@"', raw_json)
+
+
+def outcome(text, limits=fuzz.LIMITS):
+    """The NFlowError ``text`` gives within the budget (None when it runs)."""
+    with fuzz.wall_clock_budget(BUDGET_S):
+        try:
+            nc.simulate_json(text, limits=limits)
+        except nc.NFlowError as err:
+            assert err.code and err.message
+            return err
+    return None
+
+
+def _phys(a, ap, b, bp):
+    return {"from": a, "fromPin": ap, "to": b, "toPin": bp}
+
+
+# ----------------------------------------------------------------------------- deep nesting
+
+@pytest.mark.parametrize("block, param, depth", [
+    (blk("c", "constant"), "Value", 600),             # numeric: diagram._numeric_array
+    (blk("p", "polynomial"), "Coefficients", 600),    # vector
+    (blk("k", "Clutch"), "mu_pos", 600),              # matrix
+    (blk("w", "toWorkspace"), "VariableName", 1000),  # string: the repr for the message (_show)
+    (blk("g", "gain"), "Gain", 1020),                 # number: _number unwraps one-element arrays
+    (blk("d", "display"), "Floating", 1020),          # boolean: the same path
+])
+def test_deeply_nested_param_is_a_diagram_error(block, param, depth):
+    err = outcome(with_param(block, param, nested(depth)))
+    assert isinstance(err, nc.DiagramError) and err.code == "too_deep"
+
+
+def test_deeply_nested_variable_is_a_diagram_error():
+    d = diagram([blk("c", "constant", Value="k"), record()], [wire("c", "w")], duration=0.2, variables={"k": "@@"})
+    err = outcome(orjson.dumps(d).decode().replace('"@@"', nested(600)))
+    assert isinstance(err, nc.DiagramError) and err.code == "too_deep"
+
+
+def test_a_nested_one_element_array_is_still_a_scalar():
+    # jsonencode leniency (a scalar may be a one-element array) holds below the depth limit
+    text = with_param(blk("g", "gain"), "Gain", nested(300, "3"))
+    assert nc.validate(orjson.loads(text)).blocks[0].params["Gain"] == 3.0
+
+
+# ----------------------------------------------------------------------------- hangs
+
+def test_tiny_max_step_is_bounded():
+    d = diagram([blk("m", "Mass", v0=1)], [], dt=0.1, duration=1.0, solver="ode45", maxStep=1e-9)
+    err = outcome(orjson.dumps(d))
+    assert isinstance(err, nc.SimulationError) and err.code == "too_many_steps"
+
+
+def test_stiff_island_under_dae_is_bounded():
+    d = diagram([blk("ground", "RotFixed"), blk("spring", "RotSpring", c=1e9), blk("J", "Inertia", phi0=1)],
+                [_phys("spring", "a", "ground", "flange"), _phys("spring", "b", "J", "flange")],
+                dt=0.1, duration=1.0, solver="dae")
+    err = outcome(orjson.dumps(d))         # fuzz.LIMITS: 10k solver steps
+    assert isinstance(err, nc.SimulationError) and err.code == "too_many_steps"
+
+
+def test_integrator_of_infinity_under_dae_is_bounded():
+    d = diagram([blk("c", "constant", Value="inf"), blk("i", "integrator"), record()],
+                [wire("c", "i"), wire("i", "w")], dt=0.1, duration=1.0, solver="dae")
+    err = outcome(orjson.dumps(d))
+    assert isinstance(err, nc.SimulationError) and err.code == "non_finite_state"
+
+
+def test_denormal_mass_under_ode45_is_bounded():
+    d = diagram([blk("m", "Mass", m=5e-324, v0=1)], [], dt=0.1, duration=1.0, solver="ode45")
+    err = outcome(orjson.dumps(d))
+    assert isinstance(err, nc.SimulationError) and err.code == "non_finite_state"
+
+
+# ----------------------------------------------------------------------------- other exceptions
+
+def test_non_finite_state_under_dae_is_a_simulation_error():
+    # counterFreeRunning has discrete state, so integration restarts at every grid point
+    d = diagram([blk("k", "counterFreeRunning"), blk("m", "Mass", m=5e-324)], [], dt=0.1, duration=1.0,
+                solver="dae")
+    err = outcome(orjson.dumps(d))
+    assert isinstance(err, nc.SimulationError) and err.code == "non_finite_state"
+
+
+def test_exp_sine_force_with_huge_negative_damping_is_a_simulation_error():
+    d = diagram([blk("f", "ExpSineForce", Damping=-1e308), blk("m", "Mass")],
+                [_phys("f", "flange", "m", "flange")], dt=1.0, duration=3.0, solver="ode4")
+    err = outcome(orjson.dumps(d))
+    assert isinstance(err, nc.SimulationError) and err.code == "numeric_error"
+
+
+def test_chirp_at_huge_times_is_a_simulation_error():
+    d = diagram([blk("c", "chirp"), record()], [wire("c", "w")], dt=1e200, duration=1e201)
+    err = outcome(orjson.dumps(d))
+    assert isinstance(err, nc.SimulationError) and err.code == "numeric_error"

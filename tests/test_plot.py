@@ -1,0 +1,169 @@
+"""``nflow-sim plot``: every workspace variable and scope against time, events marked
+(SPEC §1). Rendering needs matplotlib (extra ``plot``); the tests that draw skip without it,
+the ones about what gets drawn and about the errors do not."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import orjson
+import pytest
+
+import nflow_compat as nc
+from nflow_compat import plot
+from nflow_compat.cli import main
+from tests.util import blk, diagram, record, wire
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+
+
+def clutches_result() -> dict:
+    """A real run with stick-slip events: MSL CoupledClutches, shortened."""
+    d = orjson.loads((FIXTURES / "msl/coupled_clutches.json").read_bytes())["diagram"]
+    d["duration"] = 1.2
+    return nc.simulate(d)
+
+
+def mixed_diagram() -> dict:
+    """Every recorder shape: Array on the grid, decimated Array (no times), Structure With
+    Time, a vector Structure, scope, xyScope, display."""
+    blocks = [blk("s", "sine", Frequency=0.5), blk("r", "ramp", slope=1), blk("v", "constant", Value=[1, 2, 3]),
+              record("w_arr", "sine_arr"),
+              blk("w_dec", "toWorkspace", VariableName="ramp_dec", SaveFormat="Array", Decimation=3),
+              blk("w_swt", "toWorkspace", VariableName="sine_swt", SaveFormat="Structure With Time", Decimation=2),
+              blk("w_vec", "toWorkspace", VariableName="vec", SaveFormat="Structure"),
+              blk("sc", "scope", inputs=2), blk("xy", "xyScope", inputs=2), blk("disp", "display", Label="last")]
+    conns = [wire("s", "w_arr"), wire("r", "w_dec"), wire("s", "w_swt"), wire("v", "w_vec"), wire("s", "sc", 0, 0),
+             wire("r", "sc", 0, 1), wire("s", "xy", 0, 0), wire("r", "xy", 0, 1), wire("r", "disp")]
+    return diagram(blocks, conns, dt=0.1, duration=2.0)
+
+
+# ----------------------------------------------------------------------------- what is drawn
+
+def test_every_variable_and_scope_gets_a_panel_with_every_column():
+    result = nc.simulate(mixed_diagram())
+    got = {p.title.split()[0]: p for p in plot.panels(result)}
+    assert set(got) == {"sine_arr", "ramp_dec", "sine_swt", "vec", "sc", "xy", "disp"}
+    assert [label for label, _, _ in got["vec"].lines] == ["vec[1]", "vec[2]", "vec[3]"]
+    assert [label for label, _, _ in got["sc"].lines] == ["sc[1]", "sc[2]"]
+    assert [label for label, _, _ in got["xy"].lines] == ["xy.x", "xy.y"]
+    grid = result["time"]
+    assert list(got["sine_arr"].lines[0][1]) == grid                       # Array on the full grid
+    assert list(got["sine_swt"].lines[0][1]) == result["workspace"]["sine_swt"]["time"] == grid[::2]
+    dec = got["ramp_dec"]                                                  # decimated Array: no times
+    assert not dec.on_time and dec.xlabel == "sample" and list(dec.lines[0][1]) == [1, 2, 3, 4, 5, 6, 7]
+    assert got["disp"].markers == [("last", grid[-1], pytest.approx(2.0))]
+    assert all(p.on_time for name, p in got.items() if name != "ramp_dec")
+
+
+def test_events_are_labelled_block_from_to():
+    result = clutches_result()
+    evs = plot.events(result)
+    assert len(evs) == len(result["events"]) >= 5
+    first = result["events"][0]
+    assert evs[0] == (first["t"], f"{first['block']}:{first['from']}->{first['to']}", first["block"])
+
+
+def test_nulls_are_gaps_not_errors():
+    result = {"status": "ok", "time": [0.0, 0.1, 0.2], "workspace": {"y": [[1.0], [None], [3.0]]}, "events": []}
+    (panel,) = plot.panels(result)
+    y = panel.lines[0][2]
+    assert y[0] == 1.0 and y[1] != y[1] and y[2] == 3.0
+
+
+@pytest.mark.parametrize("doc, code", [
+    ({"status": "error", "error": {"code": "unknown_block_type", "message": "unknown block type 'gian'"}},
+     "bad_result"),
+    ({"blocks": []}, "bad_result"),
+    ([1, 2], "bad_result"),
+])
+def test_not_a_result(doc, code):
+    with pytest.raises(plot.PlotError) as info:
+        plot.check_result(doc)
+    assert info.value.code == code and info.value.message
+
+
+# ----------------------------------------------------------------------------- CLI and errors
+
+def test_cli_error_on_a_file_that_is_not_a_result(tmp_path, capsys):
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"status": "error", "error": {"code": "x", "message": "boom"}}')
+    assert main(["plot", str(bad), "-o", str(tmp_path / "x.png")]) == 1
+    out = capsys.readouterr()
+    doc = orjson.loads(out.out)
+    assert doc["status"] == "error" and doc["error"]["code"] == "bad_result" and "boom" in doc["error"]["message"]
+    bad.write_text("{nope")
+    assert main(["plot", str(bad), "-o", str(tmp_path / "x.png")]) == 1
+    assert orjson.loads(capsys.readouterr().out)["error"]["code"] == "bad_result"
+    assert not (tmp_path / "x.png").exists()
+
+
+def test_cli_without_matplotlib_says_how_to_install(tmp_path, capsys, monkeypatch):
+    result = tmp_path / "r.json"
+    result.write_bytes(orjson.dumps(nc.simulate(mixed_diagram())))
+    monkeypatch.setitem(sys.modules, "matplotlib", None)          # makes `import matplotlib...` fail
+    monkeypatch.setitem(sys.modules, "matplotlib.figure", None)
+    assert main(["plot", str(result), "-o", str(tmp_path / "x.png")]) == 1
+    out = capsys.readouterr()
+    err = orjson.loads(out.out)["error"]
+    assert err["code"] == "plot_unavailable" and "pip install" in err["message"]
+    assert "plot_unavailable" in out.err and "Traceback" not in out.err
+    assert not (tmp_path / "x.png").exists()
+
+
+# ----------------------------------------------------------------------------- rendering
+
+def _png_facts(path: Path):
+    from PIL import Image
+    with Image.open(path) as im:
+        im = im.convert("RGB")
+        colors = im.getcolors(maxcolors=1 << 20) or []
+        return im.size, len(colors)
+
+
+def test_cli_renders_a_real_result_to_png(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    result = clutches_result()
+    src, out = tmp_path / "result.json", tmp_path / "clutches.png"
+    src.write_bytes(orjson.dumps(result))
+    assert main(["plot", str(src), "-o", str(out)]) == 0
+    info = orjson.loads(capsys.readouterr().out)
+    assert info == {"status": "ok", "output": str(out), "panels": len(result["workspace"]),
+                    "series": len(result["workspace"]), "events": len(result["events"])}
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert out.stat().st_size > 30_000
+    (width, height), colors = _png_facts(out)
+    assert width >= 1000 and height >= 250 * info["panels"]
+    assert colors > 50                      # lines, event markers, anti-aliasing: not a blank canvas
+
+
+def test_every_recorder_shape_renders(tmp_path):
+    pytest.importorskip("matplotlib")
+    out = tmp_path / "mixed.png"
+    info = plot.render(nc.simulate(mixed_diagram()), out, title="mixed recorders")
+    assert info == {"panels": 7, "series": 1 + 1 + 1 + 3 + 2 + 2 + 1, "events": 0}
+    assert out.stat().st_size > 20_000
+
+
+def test_a_diagram_is_run_then_drawn_and_svg_works(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    src, out = tmp_path / "diagram.json", tmp_path / "d.svg"
+    src.write_bytes(orjson.dumps(mixed_diagram()))
+    assert main(["plot", str(src), "-o", str(out)]) == 0
+    assert orjson.loads(capsys.readouterr().out)["panels"] == 7
+    assert out.read_text().lstrip().startswith("<?xml")
+
+
+def test_nothing_recorded_still_gives_an_image(tmp_path):
+    pytest.importorskip("matplotlib")
+    out = tmp_path / "empty.png"
+    result = nc.simulate(diagram([blk("c", "constant")], [], duration=0.2))
+    assert plot.render(result, out) == {"panels": 0, "series": 0, "events": 0}
+    assert out.stat().st_size > 1000
+
+
+def test_unwritable_output_is_a_plot_error(tmp_path):
+    pytest.importorskip("matplotlib")
+    with pytest.raises(plot.PlotError) as info:
+        plot.render(nc.simulate(mixed_diagram()), tmp_path / "no" / "such" / "dir" / "x.png")
+    assert info.value.code == "plot_output"
