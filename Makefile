@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test bench schemas goldens fuzz clean
+.PHONY: demo test bench schemas docs goldens fuzz clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -26,6 +26,9 @@ fuzz: $(STAMP)
 
 schemas: $(STAMP)
 	$(PY) -m nflow_compat.schema --write schemas
+
+docs: $(STAMP)
+	$(PY) -m nflow_compat.docs --write docs/blocks
 
 goldens: $(STAMP)
 	$(PY) -m tests.goldens --regenerate-regression
