@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import nflow_compat as nc
-from tests.util import blk, diagram, record, run, trace, wire
+from tests.util import blk, const, diagram, drive, one, ramp, record, run, trace, wire
 
 NAN = math.nan
 FAST = settings(max_examples=40, deadline=None)
@@ -26,24 +26,6 @@ TABLE = {
     "eq": [0, 1, 0, 0], "==": [0, 1, 0, 0],
     "ne": [1, 0, 1, 1], "!=": [1, 0, 1, 1], "~=": [1, 0, 1, 1],
 }
-
-
-def const(value):
-    return blk("c", "constant", Value=value)
-
-
-def ramp(slope, start=0.0):
-    return blk("r", "ramp", slope=slope, start=start)
-
-
-def drive(block, sources: dict, duration=0.2):
-    blocks = [dict(src, id=f"s{port}") for port, src in sources.items()] + [block, record()]
-    conns = [wire(f"s{port}", "b", 0, port) for port in sources] + [wire("b", "w")]
-    return trace(diagram(blocks, conns, duration=duration))
-
-
-def one(block, *values):
-    return drive(block, {k: const(v) for k, v in enumerate(values)}, duration=0.1)[0]
 
 
 def rejects(block, *values, param):

@@ -11,29 +11,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import nflow_compat as nc
-from tests.util import blk, diagram, record, trace, wire
+from tests.util import blk, const, diagram, drive, one, ramp, record, trace, wire
 
 NAN, INF = math.nan, math.inf
 FAST = settings(max_examples=40, deadline=None)
 INT64_MIN = -2 ** 63
-
-
-def const(value):
-    return blk("c", "constant", Value=value)
-
-
-def ramp(slope, start=0.0):
-    return blk("r", "ramp", slope=slope, start=start)
-
-
-def drive(block, sources: dict, duration=0.2):
-    blocks = [dict(src, id=f"s{port}") for port, src in sources.items()] + [block, record()]
-    conns = [wire(f"s{port}", "b", 0, port) for port in sources] + [wire("b", "w")]
-    return trace(diagram(blocks, conns, duration=duration))
-
-
-def one(block, *values):
-    return drive(block, {k: const(v) for k, v in enumerate(values)}, duration=0.1)[0]
 
 
 def both_paths(block, values):

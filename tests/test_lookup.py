@@ -15,31 +15,13 @@ from scipy.interpolate import CubicSpline, RegularGridInterpolator
 
 import nflow_compat as nc
 from nflow_compat.blocks.lookup import akima_derivs, cubic_spline_m
-from tests.util import blk, diagram, record, run, trace, wire
+from tests.util import blk, const, diagram, drive, one, ramp, record, run, trace, wire
 
 NAN, INF = math.nan, math.inf
 FAST = settings(max_examples=40, deadline=None)
 
 BP = [0.0, 1.0, 2.0, 3.0, 4.0]
 TBL = [0.0, 1.0, 4.0, 9.0, 16.0]      # the manifest defaults: u^2 at the breakpoints
-
-
-def const(value):
-    return blk("c", "constant", Value=value)
-
-
-def ramp(slope, start=0.0):
-    return blk("r", "ramp", slope=slope, start=start)
-
-
-def drive(block, sources: dict, duration=0.2):
-    blocks = [dict(src, id=f"s{port}") for port, src in sources.items()] + [block, record()]
-    conns = [wire(f"s{port}", "b", 0, port) for port in sources] + [wire("b", "w")]
-    return trace(diagram(blocks, conns, duration=duration))
-
-
-def one(block, *values):
-    return drive(block, {k: const(v) for k, v in enumerate(values)}, duration=0.1)[0]
 
 
 def lut(**params):

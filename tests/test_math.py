@@ -10,33 +10,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import nflow_compat as nc
-from tests.util import blk, diagram, record, run, through, trace, wire
+from tests.util import blk, const, diagram, drive, one, ramp, record, run, through, trace, wire
 
 NAN = math.nan
 finite = st.floats(min_value=-1e6, max_value=1e6, allow_nan=False, allow_infinity=False)
 vectors = st.lists(finite, min_size=2, max_size=5)
 FAST = settings(max_examples=40, deadline=None)
-
-
-def const(value):
-    return blk("c", "constant", Value=value)
-
-
-def ramp(slope, start=0.0):
-    return blk("r", "ramp", slope=slope, start=start)
-
-
-def drive(block, sources: dict, duration=0.2, **kw):
-    """``block`` (id 'b') with source blocks on the given input ports; others unconnected.
-    Returns the recorded N x W output."""
-    blocks = [dict(src, id=f"s{port}") for port, src in sources.items()] + [block, record()]
-    conns = [wire(f"s{port}", "b", 0, port) for port in sources] + [wire("b", "w")]
-    return trace(diagram(blocks, conns, duration=duration, **kw))
-
-
-def one(block, *values):
-    """Output at t = 0 of ``block`` fed by constants ``values`` on ports 0, 1, ..."""
-    return drive(block, {k: const(v) for k, v in enumerate(values)}, duration=0.1)[0]
 
 
 # ----------------------------------------------------------------------------- gain

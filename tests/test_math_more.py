@@ -13,31 +13,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import nflow_compat as nc
-from tests.util import blk, diagram, record, through, trace, wire
+from tests.util import blk, const, diagram, drive, one, ramp, record, through, wire
 
 NAN, INF = math.nan, math.inf
 FAST = settings(max_examples=40, deadline=None)
 finite = st.floats(min_value=-1e6, max_value=1e6, allow_nan=False, allow_infinity=False)
-
-
-def const(value):
-    return blk("c", "constant", Value=value)
-
-
-def ramp(slope, start=0.0):
-    return blk("r", "ramp", slope=slope, start=start)
-
-
-def drive(block, sources: dict, duration=0.2):
-    """``block`` (id 'b') fed on the given ports, others unconnected; N x W output."""
-    blocks = [dict(src, id=f"s{port}") for port, src in sources.items()] + [block, record()]
-    conns = [wire(f"s{port}", "b", 0, port) for port in sources] + [wire("b", "w")]
-    return trace(diagram(blocks, conns, duration=duration))
-
-
-def one(block, *values):
-    """Output at t = 0 of ``block`` fed by constants ``values`` on ports 0, 1, ..."""
-    return drive(block, {k: const(v) for k, v in enumerate(values)}, duration=0.1)[0]
 
 
 def same(got, expected):

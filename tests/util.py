@@ -49,3 +49,24 @@ def through(block, *sources, dt=0.1, duration=1.0, solver="discrete"):
 def series(values, name="seq"):
     """A source block that plays ``values`` one per sample (repeatingSequenceStair)."""
     return blk(name, "repeatingSequenceStair", OutValues=list(values))
+
+
+def const(value):
+    return blk("c", "constant", Value=value)
+
+
+def ramp(slope, start=0.0):
+    return blk("r", "ramp", slope=slope, start=start)
+
+
+def drive(block, sources: dict, duration=0.2, **kw):
+    """``block`` (id 'b') with source blocks on the given input ports (others unconnected);
+    returns the recorded N x W output."""
+    blocks = [dict(src, id=f"s{port}") for port, src in sources.items()] + [block, record()]
+    conns = [wire(f"s{port}", "b", 0, port) for port in sources] + [wire("b", "w")]
+    return trace(diagram(blocks, conns, duration=duration, **kw))
+
+
+def one(block, *values):
+    """Output at t = 0 of ``block`` fed by constants ``values`` on ports 0, 1, ..."""
+    return drive(block, {k: const(v) for k, v in enumerate(values)}, duration=0.1)[0]
