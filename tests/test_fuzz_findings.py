@@ -5,7 +5,8 @@ Each states the contract of SPEC §5 for its input: an NFlowError with a code an
 is marked ``xfail(strict=True, reason="<crash> - reported")``: the strict flag turns it red
 the moment the bug is gone (then the marker goes and the test stays as a regression test).
 
-Fixed so far (commit 9fb3b13): every finding below. Found before the fix:
+Fixed: every finding below (the last one, a slow path, by the step-cap fix). Found before
+the fix:
 
 * RecursionError in ``diagram._numeric_array`` / ``_show`` / ``_number`` for values nested
   500-1020 deep (orjson accepts 1024 levels, the normalizers recurse per level);
@@ -132,3 +133,14 @@ def test_chirp_at_huge_times_is_a_simulation_error():
     d = diagram([blk("c", "chirp"), record()], [wire("c", "w")], dt=1e200, duration=1e201)
     err = outcome(orjson.dumps(d))
     assert isinstance(err, nc.SimulationError) and err.code == "numeric_error"
+
+
+# ----------------------------------------------------------------------------- slow path
+
+def test_discrete_state_next_to_an_island_is_not_slow_under_ode45():
+    # Found slow (4.3 s): with discrete state the solver restarts at every grid point, and the
+    # automatic step cap was a fiftieth of ONE interval (50 steps a sample). It is now a
+    # fiftieth of the run: 400 samples take ~1 s under load.
+    d = diagram([blk("z", "foh"), blk("m", "Mass", v0=1)], [], dt=0.1, duration=39.9, solver="ode45")
+    with fuzz.wall_clock_budget(3.0):
+        nc.simulate_json(orjson.dumps(d), limits=fuzz.LIMITS)

@@ -130,7 +130,10 @@ def run_continuous(plan) -> int:
     if d.max_step is not None and d.duration / d.max_step > plan.limits.max_solver_steps:
         raise SimulationError("too_many_steps", f"maxStep {d.max_step:g} needs more than "
                               f"{plan.limits.max_solver_steps} solver steps over the duration", path="/maxStep")
-    options = dict(method=METHOD[d.solver], rtol=d.rel_tol, atol=d.abs_tol, max_step=d.max_step,
+    # the automatic step cap is a fiftieth of the whole run (Simulink's rule), also when the
+    # integration restarts at every grid point
+    max_step = d.max_step if d.max_step is not None else d.duration / 50.0
+    options = dict(method=METHOD[d.solver], rtol=d.rel_tol, atol=d.abs_tol, max_step=max_step,
                    sample=major_step, max_steps=plan.limits.max_solver_steps)
     x = system.x0
     if not update:
