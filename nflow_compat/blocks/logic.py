@@ -127,6 +127,16 @@ def _truth(v):
     return (v != 0.0) & (v == v)
 
 
+def _constant_output(io, value: float) -> Phases:
+    """A block whose output is settled by its wiring alone (e.g. AND with an open port)."""
+    S, o, width = io.S, io.outs[0], io.width
+    const = value if width == 1 else np.full(width, value)
+
+    def algebraic():
+        S[o] = const
+    return Phases(algebraic=algebraic)
+
+
 @block("logicalOperator")
 def logical_operator(io):
     """Reduces ALL declared inputs element-wise; an input is true when it is nonzero and
@@ -142,17 +152,10 @@ def logical_operator(io):
     slots = [s for s in declared if s is not None]
     missing = len(declared) - len(slots)
 
-    def constant(value: float):
-        const = value if width == 1 else np.full(width, value)
-
-        def algebraic():
-            S[o] = const
-        return Phases(algebraic=algebraic)
-
     if op == "NOT":
         first = io.ins[0] if io.ins else None
         if first is None:
-            return constant(1.0)
+            return _constant_output(io, 1.0)
         if width == 1:
             def algebraic():
                 S[o] = 1.0 if S[first] == 0.0 else 0.0
@@ -164,11 +167,11 @@ def logical_operator(io):
 
     # An unconnected port is a false input: AND / NAND are settled by it.
     if missing and op == "AND":
-        return constant(0.0)
+        return _constant_output(io, 0.0)
     if missing and op == "NAND":
-        return constant(1.0)
+        return _constant_output(io, 1.0)
     if not slots:  # no inputs at all (or none connected for OR / NOR / XOR / XNOR)
-        return constant({"AND": 1.0, "NAND": 0.0, "OR": 0.0, "NOR": 1.0, "XOR": 0.0, "XNOR": 1.0}[op])
+        return _constant_output(io, {"AND": 1.0, "NAND": 0.0, "OR": 0.0, "NOR": 1.0, "XOR": 0.0, "XNOR": 1.0}[op])
 
     if width == 1:
         if op in ("AND", "NAND"):
@@ -244,17 +247,10 @@ def _reduce_block(io, kind: str):
     slots = [s for s in declared if s is not None]
     missing = len(declared) - len(slots)
 
-    def constant(value: float):
-        const = value if width == 1 else np.full(width, value)
-
-        def algebraic():
-            S[o] = const
-        return Phases(algebraic=algebraic)
-
     if kind == "and" and missing:
-        return constant(0.0)       # an unconnected port is a false input
+        return _constant_output(io, 0.0)       # an unconnected port is a false input
     if not slots:
-        return constant(1.0 if kind == "and" else 0.0)   # empty AND is true, empty OR / XOR false
+        return _constant_output(io, 1.0 if kind == "and" else 0.0)   # empty AND is true, empty OR / XOR false
     if width == 1:
         if kind == "and":
             def algebraic():
