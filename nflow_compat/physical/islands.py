@@ -126,6 +126,8 @@ _TABLE = {
     "Lever": ("gear", _TWO, {"ratio": "ratio"}, False),
     "Pulley": ("gear", _TWO, {"ratio": "ratio"}, False),
     "Rod": ("rod", _TWO, {"ratio": "ratio"}, False),
+    "EMF": ("emf", {"p": "flange_a", "n": "flange_b", "flange": "flange"}, {"k": "k"}, False),
+    "TranslationalEMF": ("emf", {"p": "flange_a", "n": "flange_b", "flange": "flange"}, {"k": "k"}, False),
 }
 for _src, _dst in (("SineForce", "SineTorque"), ("RampForce", "RampTorque"), ("ExpSineForce", "ExpSineTorque"),
                    ("TrapezoidForce", "TrapezoidTorque")):

@@ -84,7 +84,7 @@ NEWTON_MAX = 80
 _TWO = ("flange_a", "flange_b")
 _BODY_PINS = ("flange_a", "flange_b", "flange")
 # element kinds whose pins are flange_a / flange_b: nflow's pin names a / b are aliases
-_TWO_PORT_KINDS = ("spring_damper", "force2", "gear", "nl2", "clutch", "body", "stopmass")
+_TWO_PORT_KINDS = ("spring_damper", "force2", "gear", "nl2", "clutch", "body", "stopmass", "emf")
 
 
 class _Elem:
@@ -404,6 +404,18 @@ class Network:
                                fn_max=fn_max, small=_num(name, w_small, "w_small"))
         return self._add(name, "clutch", _TWO, dict(law=law), signal, breakpoints)
 
+    # transducers -----------------------------------------------------------------------
+    def emf(self, name, k=1.0):
+        """Electromechanical transducer (nflow EMF / TranslationalEMF, MSL ``EMF``): back-emf
+        ``v = k*w``, flange torque ``k*i``.  nflow's manifest puts the electrical pins ``p``
+        and ``n`` in the mechanical domain, so the electrical port is written in the
+        force-voltage (impedance) analogy: the current ``i`` is the relative speed of ``p``
+        against ``n`` (``w_p - w_n``) and the voltage across them is a torque.  So the
+        element is a lossless gyrator: ``-k*w_flange`` on ``p``, ``+k*w_flange`` on ``n``
+        and ``+k*(w_p - w_n)`` on ``flange`` (power ``k*i*w`` leaves one port and enters
+        the other).  Pins ``flange_a`` (= p), ``flange_b`` (= n), ``flange``."""
+        return self._add(name, "emf", ("flange_a", "flange_b", "flange"), dict(k=_num(name, k, "k")))
+
     # -- connections -------------------------------------------------------------------
     def _pin(self, ref: str):
         if not isinstance(ref, str) or "." not in ref:
@@ -709,6 +721,11 @@ def _compile_island(domain, els, pin_find, label, starts):
             for r in terms:
                 if r in flags and p["d"] != 0:
                     flags[r].add("vel")
+        elif el.kind == "emf":        # a gyrator: each port's force follows the other's speed
+            for pin in el.pins:
+                r = rloc(N(el, pin))[0]
+                if r in flags:
+                    flags[r].add("vel")
         elif el.kind in ("nl1", "nl2"):
             law = p["law"]
             terms, _ = port_terms(el)
@@ -846,6 +863,14 @@ def _compile_island(domain, els, pin_find, label, starts):
             D -= p["d"] * np.outer(r, r)
             c0 -= p["c"] * (k0 - p["rel0"]) * r
             compliant[el.name] = (r, k0, p["c"], p["d"], p["rel0"])
+        elif el.kind == "emf":
+            rel, rot = np.zeros(nY), np.zeros(nY)     # s_p - s_n and s_flange over Y
+            for vec, pin, sign in ((rel, "flange_a", 1.0), (rel, "flange_b", -1.0), (rot, "flange", 1.0)):
+                i, k, _ = yloc(N(el, pin))
+                if i >= 0:
+                    vec[i] += sign * k
+            D += p["k"] * (np.outer(rot, rel) - np.outer(rel, rot))
+            info[el.name] = ("emf", rel, rot, p["k"])
         elif el.kind == "ground_damper":
             i, k, _ = yloc(N(el, "flange"))
             if i >= 0:
@@ -1848,6 +1873,9 @@ class Island:
             if inf[0] == "gdamp":
                 _, i, k, d = inf
                 return float(d * k * Yd[i]) if i >= 0 else 0.0
+            if inf[0] == "emf":           # torque on the flange, k*i
+                _, rel, _, k = inf
+                return float(k * (rel @ Yd))
         raise KeyError(f"{element!r} has no force output")
 
     def reaction(self, element, t, x):
