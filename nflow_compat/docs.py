@@ -11,7 +11,7 @@ import json
 import sys
 from pathlib import Path
 
-from .blocks import supported_types
+from .blocks import NOT_RUNNABLE, supported_types
 from .manifests import block_types, libraries
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
@@ -44,7 +44,8 @@ def library_page(folder: str, manifest: dict, runs: set, examples: dict) -> str:
     for entry in manifest["blocks"]:
         bt = types[entry["type"]]
         lines += [f"## `{bt.type}` — {bt.label}", "", bt.help, ""]
-        lines.append(f"- runs here: {'yes' if bt.type in runs else 'no (validates only; `unsupported_block` when run)'}")
+        why = f": {NOT_RUNNABLE[bt.type]}" if bt.type in NOT_RUNNABLE else ""
+        lines.append(f"- runs here: {'yes' if bt.type in runs else f'no (validates only; `unsupported_block` when run){why}'}")
         if bt.inputs or bt.outputs:
             ins = ", ".join(n or str(i) for i, n in enumerate(bt.input_names)) or "none"
             outs = ", ".join(n or str(i) for i, n in enumerate(bt.output_names)) or "none"

@@ -243,3 +243,15 @@ def test_error_dict_is_jsonable():
         nc.simulate(d)
     out = info.value.to_dict()
     assert out["kind"] == "diagram" and out["code"] == "unknown_block_type" and out["path"] == "/blocks/1/type"
+
+
+@pytest.mark.parametrize("type_name", ["nelsonFunction", "fmu", "fmuMe", "modelica"])
+def test_documented_exceptions_validate_but_say_why_they_do_not_run(type_name):
+    from nflow_compat.blocks import NOT_RUNNABLE
+    d = {"blocks": [{"id": "x", "type": type_name, "params": {}}], "connections": [],
+         "sampleTime": 0.1, "duration": 0.2, "solver": "discrete"}
+    nc.validate(d)
+    with pytest.raises(nc.SimulationError) as err:
+        nc.simulate(d)
+    assert err.value.code == "unsupported_block" and err.value.path == "/blocks/0"
+    assert NOT_RUNNABLE[type_name] in err.value.message

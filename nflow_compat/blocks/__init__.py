@@ -50,6 +50,16 @@ MODULES = ("source", "sink", "math", "logic", "nonlinear", "discrete", "continuo
            "mechanical", "lookup", "dashboard", "userdefined")
 
 
+# Types that validate but are deliberately not run here, and why (the error says so).
+NOT_RUNNABLE = {
+    "nelsonFunction": "it calls a Nelson function by name, which needs the Nelson interpreter; "
+                      "write the computation as an `expression` block, or run the diagram in Nelson",
+    "fmu": "it co-simulates a Functional Mock-up Unit, which needs an FMI runtime",
+    "fmuMe": "it model-exchanges a Functional Mock-up Unit, which needs an FMI runtime",
+    "modelica": "it compiles Modelica source, which needs a Modelica tool",
+}
+
+
 def _always(value):
     return lambda block: value
 

@@ -12,7 +12,7 @@ import time as _time
 
 import numpy as np
 
-from ..blocks import BlockIO, Phases, load_all
+from ..blocks import NOT_RUNNABLE, BlockIO, Phases, load_all
 from ..diagram import Diagram, Limits
 from ..errors import DiagramError, SimulationError
 from ..physical import islands
@@ -33,8 +33,9 @@ class Plan:
         blocks = diagram.blocks
         for b in blocks:
             if b.type.type not in registry:
-                reason = ("acausal (physical) blocks are not simulated yet" if b.type.acausal
-                          else "this block type is not ported yet")
+                reason = NOT_RUNNABLE.get(b.type.type) or (
+                    "acausal (physical) blocks are not simulated yet" if b.type.acausal
+                    else "this block type is not ported yet")
                 raise SimulationError("unsupported_block", f"block {b.id!r}: type {b.type.type!r} is not "
                                       f"supported ({reason}); see `nflow-sim blocks`", block=b.id, path=b.path)
         handlers = [registry[b.type.type] for b in blocks]
