@@ -1,20 +1,88 @@
 """``nflow-sim``: a stdin/stdout pipe by default, plus run/validate/schema/blocks/plot.
 
-Exit codes: 0 success, 2 the diagram is wrong, 1 running it failed.
+Exit codes: 0 success, 2 the diagram is wrong, 1 running it failed, 130 interrupted (Ctrl-C).
 On error stdout carries ``{"status": "error", "error": {...}}`` and stderr the message.
+A run that lasts more than about a second draws a progress bar on stderr when stderr is a
+terminal (never anything on stdout); ``--quiet`` turns it off.
 """
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import math
+import os
+import shutil
 import sys
+import time
+from pathlib import Path
 
 import orjson
 
 from . import api
+from .diagram import Limits
 from .errors import DiagramError, NFlowError, SimulationError
 
-EXIT_OK, EXIT_SIMULATION, EXIT_DIAGRAM = 0, 1, 2
+EXIT_OK, EXIT_SIMULATION, EXIT_DIAGRAM, EXIT_INTERRUPTED = 0, 1, 2, 130
+PROGRESS_DELAY = 1.0      # seconds a run lasts before its progress bar appears
 
+
+# ----------------------------------------------------------------------------- progress bar
+
+class ProgressBar:
+    """``bar(done, total)``: a one-line bar on ``stream`` (a terminal), drawn only once the
+    run has lasted ``delay`` seconds and then at most every ``interval`` seconds, so short
+    runs print nothing and the callback stays cheap. ``close()`` erases it."""
+
+    def __init__(self, stream, *, delay: float = 1.0, interval: float = 0.2, clock=time.monotonic):
+        self.stream = stream
+        self.delay = delay
+        self.interval = interval
+        self.clock = clock
+        self.started = clock()
+        self.next_draw = self.started + delay
+        self.width = 0          # characters of the last line drawn (0: nothing on screen)
+
+    def __call__(self, done: int, total: int) -> None:
+        now = self.clock()
+        if now < self.next_draw:
+            return
+        self.next_draw = now + self.interval
+        self._draw(done, total, now - self.started)
+
+    def _draw(self, done: int, total: int, elapsed: float) -> None:
+        frac = min(1.0, done / total) if total > 0 else 1.0
+        left = elapsed * (1.0 - frac) / frac if frac > 0 else math.inf
+        columns = shutil.get_terminal_size((80, 24)).columns
+        bar_len = max(10, min(40, columns - 62))
+        filled = int(round(frac * bar_len))
+        eta = f", ~{left:.0f} s left" if math.isfinite(left) else ""
+        line = (f"nflow-sim [{'#' * filled}{'.' * (bar_len - filled)}] {100 * frac:5.1f}% "
+                f"{done}/{total} samples {elapsed:.0f} s{eta}")[: max(1, columns - 1)]
+        pad = " " * max(0, self.width - len(line))
+        self.stream.write("\r" + line + pad)
+        self.stream.flush()
+        self.width = len(line)
+
+    def close(self) -> None:
+        if self.width:
+            self.stream.write("\r" + " " * self.width + "\r")
+            self.stream.flush()
+            self.width = 0
+
+
+def _progress(args):
+    """The progress callback for this invocation, or None (--quiet, or stderr not a terminal)."""
+    if getattr(args, "quiet", False):
+        return None
+    try:
+        if not sys.stderr.isatty():
+            return None
+    except (AttributeError, ValueError):
+        return None
+    return ProgressBar(sys.stderr, delay=PROGRESS_DELAY)
+
+
+# ----------------------------------------------------------------------------- helpers
 
 def _write(text: str, out_path: str | None):
     if out_path:
@@ -31,24 +99,55 @@ def _fail(err: NFlowError) -> int:
     return EXIT_DIAGRAM if isinstance(err, DiagramError) else EXIT_SIMULATION
 
 
-def _read(path: str | None) -> bytes:
-    if path in (None, "-"):
-        return sys.stdin.buffer.read()
+def _read(path: str | None, max_bytes: int | None = None) -> bytes:
+    """The input, refused past ``max_bytes`` without reading (much) further."""
+    limit = Limits().max_input_bytes if max_bytes is None else max_bytes
     try:
-        with open(path, "rb") as fh:
-            return fh.read()
+        if path in (None, "-"):
+            data = sys.stdin.buffer.read(limit + 1)
+        else:
+            with open(path, "rb") as fh:
+                data = fh.read(limit + 1)
     except OSError as exc:
         raise DiagramError("unreadable_input", f"cannot read {path}: {exc.strerror}") from None
+    if len(data) > limit:
+        raise DiagramError("input_too_large", f"the input has more than {limit} bytes (limit {limit}; "
+                           "--limit max_input_bytes=N to raise it)", path="")
+    return data
 
+
+def _base_dir(args) -> str:
+    """--base-dir, else the diagram file's directory, else the current directory."""
+    if getattr(args, "base_dir", None):
+        return args.base_dir
+    if args.file not in (None, "-"):
+        return str(Path(args.file).resolve().parent)
+    return os.getcwd()
+
+
+def _run_with_progress(args, call):
+    bar = _progress(args)
+    try:
+        return call(bar)
+    finally:
+        if bar is not None:
+            bar.close()
+
+
+# ----------------------------------------------------------------------------- commands
 
 def _simulate(args) -> int:
-    text = api.simulate_json(_read(args.file), allow_nan=args.allow_nan)
-    _write(text, args.output)
+    limits = args.limits
+    text = _read(args.file, limits.max_input_bytes)
+    result = _run_with_progress(args, lambda bar: api.simulate_json(
+        text, allow_nan=args.allow_nan, limits=limits, base_dir=_base_dir(args), progress=bar))
+    _write(result, args.output)
     return EXIT_OK
 
 
 def _validate(args) -> int:
-    diagram = api.validate(api.load_json(_read(args.file)))
+    limits = args.limits
+    diagram = api.validate(api.load_json(_read(args.file, limits.max_input_bytes), limits=limits), limits=limits)
     _write(orjson.dumps({"status": "ok", "blocks": len(diagram.blocks), "connections":
                          len(diagram.wires) + len(diagram.links), "samples": diagram.n_samples}).decode(), None)
     return EXIT_OK
@@ -77,26 +176,75 @@ def _blocks(args) -> int:
 
 def _plot(args) -> int:
     from . import plot
-    doc = plot.load_json(_read(args.file))
-    if plot.is_diagram(doc):
-        doc = api.simulate(doc)             # a diagram: run it, then draw what it recorded
+    limits = args.limits
+    doc = plot.load_json(_read(args.file, limits.max_input_bytes))
+    if plot.is_diagram(doc):   # a diagram: run it, then draw what it recorded
+        doc = _run_with_progress(args, lambda bar: api.simulate(doc, limits=limits, base_dir=_base_dir(args),
+                                                                 progress=bar))
     info = plot.render(doc, args.output, title=args.title, dpi=args.dpi)
     _write(orjson.dumps({"status": "ok", "output": args.output, **info}).decode(), None)
     return EXIT_OK
 
 
+# ----------------------------------------------------------------------------- options
+
+_LIMIT_NAMES = tuple(f.name for f in dataclasses.fields(Limits))
+
+
+def _limit(text: str):
+    """NAME=VALUE for one field of Limits."""
+    name, sep, value = text.partition("=")
+    name = name.strip().replace("-", "_")
+    if not sep or name not in _LIMIT_NAMES:
+        raise argparse.ArgumentTypeError(f"expected NAME=VALUE with NAME one of {', '.join(_LIMIT_NAMES)}")
+    try:
+        number = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{name}: {value!r} is not a number") from None
+    kind = {f.name: f.type for f in dataclasses.fields(Limits)}[name]
+    if kind in (int, "int"):
+        if not (math.isfinite(number) and number == int(number)):
+            raise argparse.ArgumentTypeError(f"{name}: {value!r} is not a whole number")
+        number = int(number)
+    if not number > 0:
+        raise argparse.ArgumentTypeError(f"{name}: must be positive")
+    return name, number
+
+
+def _add_common(p: argparse.ArgumentParser, *, simulates: bool, top: bool) -> None:
+    """Options accepted before and after the command (``nflow-sim --quiet run f`` and
+    ``nflow-sim run f --quiet``); a subcommand only overrides what it was given."""
+    default = (lambda value: value) if top else (lambda value: argparse.SUPPRESS)
+    # before and after the command, --limit collects into two lists (argparse would let the
+    # command's list replace the other); _parse merges them
+    p.add_argument("--limit", action="append", type=_limit, metavar="NAME=VALUE", default=default([]),
+                   dest="limit" if top else "command_limit",
+                   help="raise or lower one limit (repeatable): " + ", ".join(_LIMIT_NAMES))
+    if not simulates:
+        return
+    p.add_argument("--allow-nan", action="store_true", default=default(False),
+                   help="write NaN/Infinity instead of null")
+    p.add_argument("-q", "--quiet", action="store_true", default=default(False),
+                   help="no progress bar (it is drawn on stderr, only when stderr is a terminal, "
+                        "for runs over about a second)")
+    p.add_argument("--base-dir", metavar="DIR", default=default(None),
+                   help="directory fileSource/fileSink paths are confined to (default: the diagram "
+                        "file's directory; for the pipe, the current directory)")
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="nflow-sim", description="Run nflow block diagrams. With no command, "
                                 "reads a diagram on stdin and writes the result on stdout.")
-    p.add_argument("--allow-nan", action="store_true", help="write NaN/Infinity instead of null")
+    _add_common(p, simulates=True, top=True)
     sub = p.add_subparsers(dest="command")
     run = sub.add_parser("run", help="simulate FILE")
     run.add_argument("file")
     run.add_argument("-o", "--output", help="write the result here instead of stdout")
-    run.add_argument("--allow-nan", action="store_true", help="write NaN/Infinity instead of null")
+    _add_common(run, simulates=True, top=False)
     run.set_defaults(func=_simulate)
     val = sub.add_parser("validate", help="check FILE without running it")
     val.add_argument("file")
+    _add_common(val, simulates=False, top=False)
     val.set_defaults(func=_validate)
     sch = sub.add_parser("schema", help="print the diagram JSON Schema, or one block type's params schema")
     sch.add_argument("type", nargs="?")
@@ -110,19 +258,30 @@ def _parser() -> argparse.ArgumentParser:
     plt.add_argument("-o", "--output", required=True, help="image file; format from the extension (.png .svg .pdf)")
     plt.add_argument("--title", help="figure title (default: a summary of the result)")
     plt.add_argument("--dpi", type=int, default=100)
+    _add_common(plt, simulates=True, top=False)
     plt.set_defaults(func=_plot)
     p.set_defaults(func=_simulate, file=None, output=None)
     return p
 
 
+def _parse(argv):
+    parser = _parser()
+    args = parser.parse_args(argv)
+    try:
+        args.limits = Limits(**dict((args.limit or []) + (getattr(args, "command_limit", None) or [])))
+    except ValueError as exc:
+        parser.error(str(exc))
+    return args
+
+
 def main(argv=None) -> int:
-    args = _parser().parse_args(argv)
+    args = _parse(argv)
     try:
         return args.func(args)
     except NFlowError as err:
         return _fail(err)
     except KeyboardInterrupt:
         sys.stderr.write("nflow-sim: interrupted\n")
-        return 130
+        return EXIT_INTERRUPTED
     except Exception as exc:  # a bug of ours: still a clean, typed answer
         return _fail(SimulationError("internal_error", f"internal error: {type(exc).__name__}: {exc}"))

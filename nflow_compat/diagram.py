@@ -6,7 +6,7 @@ result. Each problem is a ``DiagramError`` with a JSON pointer into the input.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 
@@ -20,12 +20,32 @@ MAX_PORTS = 10_000
 
 @dataclass(frozen=True)
 class Limits:
-    """Caller-configurable bounds; each exceeded bound is a clear error, not a hang."""
+    """Caller-configurable bounds; each exceeded bound is a clear error, not a hang.
+
+    Each is checked before the work it bounds starts (the step-count bounds of a solver
+    whose step count cannot be known ahead stop it when reached). README "Limits" lists
+    the error code of each."""
 
     max_steps: int = 10_000_000      # grid samples
-    max_solver_steps: int = 5_000_000  # internal steps of a variable- or fixed-step solver
+    # internal steps of the solver over the whole run (ode45 costs 0.2-0.5 ms a step on
+    # a small physical island here, so the default bounds such a run to well under a minute)
+    max_solver_steps: int = 100_000
     max_blocks: int = 100_000
-    max_width: int = 1_000_000
+    max_width: int = 1_000_000       # elements of one signal
+    # grid samples x elements of all signals (~40 s of scalar blocks at the measured
+    # 11-13 M block-steps/s; also bounds what recorders can hold)
+    max_element_steps: int = 500_000_000
+    max_expression_length: int = 10_000   # characters of one parameter expression
+    max_exponent: float = 1_000_000.0     # |exponent| of '^' / pow() in parameter expressions
+    max_json_depth: int = 512             # nesting of arrays/objects in the diagram (orjson stops at 1024)
+    max_input_bytes: int = 64 * 1024 * 1024  # diagram JSON text; also a fileSource CSV file
+    max_subsystem_depth: int = 32         # subsystems nested in subsystems (subsystem_too_deep)
+
+    def __post_init__(self):
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+                raise ValueError(f"Limits.{f.name} must be a positive number, got {value!r}")
 
 
 @dataclass
@@ -74,6 +94,7 @@ class Diagram:
     abs_tol: float = 1e-8
     max_step: float | None = None
     warnings: list = field(default_factory=list)
+    structure: object = None   # subsystems.Structure (forEach, conditional/iterated subsystems) or None
 
     @property
     def n_samples(self) -> int:
@@ -319,10 +340,10 @@ def _ref(value, ids: dict, path: str, what: str) -> int:
     return ids[value]
 
 
-def _connections(raws, blocks: list, ids: dict, single: bool):
+def _connections(raws, blocks: list, ids: dict, single: bool, paths=None):
     wires, links, driven = [], [], {}
     for i, raw in enumerate(raws):
-        path = "/connections" if single else pointer("connections", i)
+        path = paths[i] if paths else "/connections" if single else pointer("connections", i)
         if not isinstance(raw, dict):
             raise DiagramError("bad_connection", "a connection must be an object", path=path)
         a = _ref(raw.get("from"), ids, path + "/from", "from")
@@ -403,21 +424,27 @@ def parse(raw, limits: Limits | None = None) -> Diagram:
         raise DiagramError("too_many_blocks", f"{len(raw_blocks)} blocks (limit {limits.max_blocks})",
                            path="/blocks")
     single = isinstance(raw.get("blocks"), dict)
-    blocks, ids, warnings = [], {}, []
-    for i, rb in enumerate(raw_blocks):
-        path = "/blocks" if single else pointer("blocks", i)
+    paths = ["/blocks" if single else pointer("blocks", i) for i in range(len(raw_blocks))]
+    raw_conns, conn_paths, structure, warnings = None, None, None, []
+    if any(isinstance(rb, dict) and rb.get("type") == "subsystem" for rb in raw_blocks):
+        from .subsystems import flatten   # nested diagrams become blocks of this one (qualified ids)
+        raw_blocks, paths, raw_conns, conn_paths, structure = flatten(raw, raw_blocks, paths, variables, types,
+                                                                      limits, warnings)
+    blocks, ids = [], {}
+    for i, (rb, path) in enumerate(zip(raw_blocks, paths)):
         block = _block(rb, i, variables, path, types, warnings)
         if block.id in ids:
             raise DiagramError("duplicate_id", f"block id {block.id!r} is used twice", path=path + "/id",
                                block=block.id)
         ids[block.id] = i
         blocks.append(block)
-    raw_conns = _as_list(raw.get("connections"), "/connections", "connections")
-    wires, links = _connections(raw_conns, blocks, ids, isinstance(raw.get("connections"), dict))
+    if raw_conns is None:
+        raw_conns = _as_list(raw.get("connections"), "/connections", "connections")
+    wires, links = _connections(raw_conns, blocks, ids, isinstance(raw.get("connections"), dict), conn_paths)
     diagram = Diagram(blocks=blocks, wires=wires, links=links, sample_time=sample_time, duration=duration,
                       solver=solver, variables=variables,
                       rel_tol=_positive(raw, "relTol", 1e-6), abs_tol=_positive(raw, "absTol", 1e-8),
-                      max_step=_positive(raw, "maxStep"), warnings=warnings)
+                      max_step=_positive(raw, "maxStep"), warnings=warnings, structure=structure)
     ratio = duration / sample_time  # may overflow to inf for a subnormal sampleTime
     if not ratio < limits.max_steps:
         raise SimulationError("too_many_steps", f"duration/sampleTime gives {ratio:.6g} steps "

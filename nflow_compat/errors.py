@@ -7,12 +7,42 @@ where it applies the JSON pointer ``path`` into the diagram, the ``block`` id an
 from __future__ import annotations
 
 import difflib
+import re
 
 _MAX_MESSAGE = 500  # never echo megabytes of input back
+MAX_NAME = 200      # a block id, param name or JSON pointer longer than this is clipped
+_LONG_WORD = re.compile(r"\S{%d,}" % (MAX_NAME + 1))
+
+
+def clip_name(text):
+    """``text`` (an id, a name, a pointer) cut to MAX_NAME characters with an ellipsis."""
+    if isinstance(text, str) and len(text) > MAX_NAME:
+        return text[: MAX_NAME - 3] + "..."
+    return text
 
 
 def _clip(text: str) -> str:
+    """A message without megabytes of echoed input: every run of more than MAX_NAME
+    non-blank characters (a huge id or name quoted in it) is cut to MAX_NAME, then the
+    whole text to _MAX_MESSAGE."""
+    text = str(text)
+    if len(text) > MAX_NAME:
+        text = _LONG_WORD.sub(lambda m: m.group()[: MAX_NAME - 3] + "...", text)
     return text if len(text) <= _MAX_MESSAGE else text[: _MAX_MESSAGE - 3] + "..."
+
+
+def clip_message(text: str) -> str:
+    """What ``_clip`` does to error messages, for warnings and other echoed text."""
+    return _clip(text)
+
+
+def _clip_extra(value):
+    if isinstance(value, str):
+        return clip_name(value)
+    if isinstance(value, (list, tuple)):
+        items = [clip_name(v) for v in value[:100]]
+        return items + ["..."] if len(value) > 100 else items
+    return value
 
 
 class NFlowError(Exception):
@@ -24,10 +54,10 @@ class NFlowError(Exception):
                  block: str | None = None, param: str | None = None, **extra):
         self.code = code
         self.message = _clip(message)
-        self.path = path
-        self.block = block
-        self.param = param
-        self.extra = extra
+        self.path = clip_name(path)
+        self.block = clip_name(block)
+        self.param = clip_name(param)
+        self.extra = {key: _clip_extra(value) for key, value in extra.items()}
         super().__init__(self.message)
 
     def to_dict(self) -> dict:
@@ -62,6 +92,8 @@ def pointer(*parts) -> str:
 
 def did_you_mean(name: str, choices) -> str:
     """"; did you mean 'X'?" for the closest of ``choices`` (case-insensitive first), or ""."""
+    if len(name) > MAX_NAME:   # no name that long is close to a real one; and difflib is O(n m)
+        return ""
     choices = list(choices)
     lowered = {c.lower(): c for c in choices}
     if name.lower() in lowered:

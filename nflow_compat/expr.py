@@ -10,12 +10,16 @@ Grammar (MATLAB-like, what nflow users type into a parameter field)::
     rows    := row (';' row)*      row := expr ((',' | <space>) expr)*
 
 Values are IEEE doubles (Python floats) or numpy arrays, so no input can make the
-evaluator do unbounded work; the text length, nesting depth and array sizes are capped.
+evaluator do unbounded work; the text length, nesting depth and array sizes are capped,
+and so is a number written as an exponent (``x^1e9``): ``limits()`` sets the caller's
+length and exponent limits (``Limits.max_expression_length`` / ``max_exponent``).
 """
 from __future__ import annotations
 
+import contextvars
 import math
 import re
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -25,6 +29,33 @@ from .signals import round_half_away
 MAX_LENGTH = 10_000
 MAX_DEPTH = 64
 MAX_ELEMENTS = 1_000_000
+MAX_EXPONENT = 1_000_000.0
+
+# (max text length, max |exponent|) of the run in progress: ``api`` sets them from the
+# caller's ``Limits`` for the duration of a call (``limits()``); these defaults otherwise.
+_LIMITS = contextvars.ContextVar("nflow_expression_limits", default=(MAX_LENGTH, MAX_EXPONENT))
+
+
+@contextmanager
+def limits(max_length: int = MAX_LENGTH, max_exponent: float = MAX_EXPONENT):
+    """Expression limits for the code run inside the ``with`` block (this thread/task)."""
+    token = _LIMITS.set((max_length, max_exponent))
+    try:
+        yield
+    finally:
+        _LIMITS.reset(token)
+
+
+def _check_exponent(value, max_exponent: float):
+    """An exponent beyond the limit (or not finite) is refused before any power is taken."""
+    mag = np.abs(np.asarray(value, dtype=float))
+    if np.any(mag > max_exponent):
+        raise _Exponent(f"exponent {_show_number(value)} is larger in magnitude than the limit {max_exponent:g}")
+
+
+def _show_number(value) -> str:
+    arr = np.asarray(value, dtype=float).reshape(-1)
+    return f"{arr[0]:g}" if arr.size == 1 else f"array (max |x| {np.nanmax(np.abs(arr)):g})"
 
 _TOKEN = re.compile(
     r"\s*(?:(?P<num>(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)"
@@ -109,6 +140,22 @@ class _TokenStream:
         if self.depth > MAX_DEPTH:
             raise _Fail(f"expression nested deeper than {MAX_DEPTH}")
 
+    def literal_ahead(self) -> bool:
+        """The next operand is a number written in the text (after any signs)."""
+        j = self.i
+        while self.tokens[min(j, len(self.tokens) - 1)][1] in ("+", "-"):
+            j += 1
+        return self.tokens[min(j, len(self.tokens) - 1)][0] == "num"
+
+    def literal_argument_ahead(self) -> bool:
+        """The next argument is just a number written in the text (signs allowed)."""
+        if not self.literal_ahead():
+            return False
+        j = self.i
+        while self.tokens[j][1] in ("+", "-"):
+            j += 1
+        return self.tokens[min(j + 1, len(self.tokens) - 1)][1] in (",", ")")
+
     def parse(self):
         result = self.expr()
         if self.peek()[0] != "end":
@@ -117,12 +164,13 @@ class _TokenStream:
 
 
 class _Parser(_TokenStream):
-    def __init__(self, text, variables):
+    def __init__(self, text, variables, max_exponent=MAX_EXPONENT):
         self.tokens = _tokenize(text)
         self.i = 0
         self.variables = variables
         self.depth = 0
         self.in_brackets = 0
+        self.max_exponent = max_exponent
 
     # -- grammar
     def expr(self):
@@ -164,7 +212,11 @@ class _Parser(_TokenStream):
         base = self.primary()
         while self.peek()[1] in ("^", ".^"):
             op = self.take()[1]
-            base = _binary(op, base, self.exponent())
+            literal = self.literal_ahead()
+            exponent = self.exponent()
+            if literal:
+                _check_exponent(exponent, self.max_exponent)
+            base = _binary(op, base, exponent)
         return base
 
     def exponent(self):
@@ -204,14 +256,17 @@ class _Parser(_TokenStream):
         arity, fn = _FUNCTIONS[name]
         self.expect("(")
         saved, self.in_brackets = self.in_brackets, 0
-        args = [self.expr()]
+        args, literal = [self.expr()], []
         while self.peek()[1] == ",":
             self.take()
+            literal.append(self.literal_argument_ahead())
             args.append(self.expr())
         self.in_brackets = saved
         self.expect(")")
         if len(args) != arity:
             raise _Fail(f"{name}() takes {arity} argument(s), got {len(args)}")
+        if name == "pow" and literal[0]:
+            _check_exponent(args[1], self.max_exponent)
         with np.errstate(all="ignore"):
             return _normalize(fn(*[np.asarray(a, dtype=float) for a in args]))
 
@@ -241,6 +296,8 @@ class _Parser(_TokenStream):
         rows = [r for r in rows if r]
         if not rows:
             return np.zeros(0)
+        if sum(np.size(x) for r in rows for x in r) > MAX_ELEMENTS:   # before concatenating
+            raise _Fail(f"array larger than {MAX_ELEMENTS} elements")
         built = [np.concatenate([np.ravel(np.asarray(x, dtype=float)) for x in r]) for r in rows]
         if len(built) == 1:
             return built[0]
@@ -250,6 +307,10 @@ class _Parser(_TokenStream):
 
 
 class _Undefined(Exception):
+    pass
+
+
+class _Exponent(Exception):
     pass
 
 
@@ -284,11 +345,14 @@ def _binary(op, a, b):
 def evaluate(text: str, variables: dict | None = None, *, path=None, block=None, param=None):
     """Evaluate ``text`` over ``variables``; float for a scalar, numpy array otherwise."""
     where = dict(path=path, block=block, param=param)
-    if len(text) > MAX_LENGTH:
+    max_length, max_exponent = _LIMITS.get()
+    if len(text) > max_length:
         raise DiagramError("expression_too_long",
-                           f"expression of {len(text)} characters (limit {MAX_LENGTH})", **where)
+                           f"expression of {len(text)} characters (limit {max_length})", **where)
     try:
-        return _Parser(text, variables or {}).parse()
+        return _Parser(text, variables or {}, max_exponent).parse()
+    except _Exponent as exc:
+        raise DiagramError("exponent_too_large", f"cannot evaluate {text!r}: {exc}", **where) from None
     except _Undefined as exc:
         known = ", ".join(sorted(variables or {})) or "none"
         raise DiagramError("undefined_variable",
@@ -555,6 +619,8 @@ class _Compiler(_TokenStream):
     """Recursive descent over ``_tokenize``'s tokens, building closure nodes:
     ("c", value) for a constant, ("f", fn) with fn(values) for everything else."""
 
+    max_exponent = MAX_EXPONENT
+
     def __init__(self, text, inputs, variables, functions, constants):
         self.tokens = _tokenize(text)
         self.i = 0
@@ -593,7 +659,11 @@ class _Compiler(_TokenStream):
         first, rest = self.primary(), []
         while self.peek()[1] in ("^", ".^"):
             self._scalar_op(self.take()[1])
-            rest.append(("^", self.exponent()))
+            literal = self.literal_ahead()
+            exponent = self.exponent()
+            if literal:
+                _check_exponent(exponent[1], self.max_exponent)
+            rest.append(("^", exponent))
         return _chain(first, rest)
 
     def exponent(self):
@@ -649,13 +719,16 @@ class _Compiler(_TokenStream):
             raise _Fail(f"unknown function {name!r}{hint}")
         arity, fn = self.functions[name]
         self.expect("(")
-        args = [self.expr()]
+        args, literal = [self.expr()], []
         while self.peek()[1] == ",":
             self.take()
+            literal.append(self.literal_argument_ahead())
             args.append(self.expr())
         self.expect(")")
         if len(args) != arity:
             raise _Fail(f"{name}() takes {arity} argument(s), got {len(args)}")
+        if name == "pow" and literal[0]:
+            _check_exponent(args[1][1], self.max_exponent)
         return _call_node(fn, args)
 
 
@@ -667,12 +740,15 @@ def compile_scalar(text: str, inputs=(), variables: dict | None = None, *, funct
     ExpressionError with the reason when the text does not compile."""
     if not isinstance(text, str):
         raise ExpressionError(f"expected a text, got {type(text).__name__}")
-    if len(text) > MAX_LENGTH:
-        raise ExpressionError(f"{len(text)} characters (limit {MAX_LENGTH})")
+    max_length, max_exponent = _LIMITS.get()
+    if len(text) > max_length:
+        raise ExpressionError(f"{len(text)} characters (limit {max_length})")
     table = SCALAR_FUNCTIONS if functions is None else {name: SCALAR_FUNCTIONS[name] for name in functions}
     try:
-        node = _Compiler(text, tuple(inputs), variables or {}, table,
-                         _CONSTANTS if constants is None else dict(constants)).parse()
-    except _Fail as exc:
+        compiler = _Compiler(text, tuple(inputs), variables or {}, table,
+                             _CONSTANTS if constants is None else dict(constants))
+        compiler.max_exponent = max_exponent
+        node = compiler.parse()
+    except (_Fail, _Exponent) as exc:
         raise ExpressionError(str(exc)) from None
     return _as_fn(node)

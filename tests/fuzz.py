@@ -135,14 +135,28 @@ def check_time_grid(raw: dict, result: dict) -> None:
     assert times == [k * st_ for k in range(len(times))], "time grid is not k*sampleTime"
     assert result["stats"]["steps"] == len(times)
     for name, value in result["workspace"].items():
-        rows = value if isinstance(value, list) else value["signals"]["values"]
+        structure = isinstance(value, dict) and "signals" in value
+        rows = _recorded_rows(name, value["signals"]["values"] if structure else value)
         assert len(rows) <= len(times), name
         assert len({len(r) for r in rows}) <= 1, f"workspace {name!r} is ragged"
-        if isinstance(value, dict) and value["time"]:
+        if structure and value["time"]:
             assert len(value["time"]) == len(rows), name
             assert set(value["time"]) <= set(times), f"workspace {name!r} records off the grid"
     for ev in result["events"]:
         assert isinstance(ev["t"], float) and -1e-9 <= ev["t"] <= dur + st_, ev
+
+
+def _recorded_rows(name: str, values) -> list:
+    """The N x W rows of a recording: the matrix itself, or for a complex signal
+    ``{"real": N x W, "imag": N x W}`` its real lane, after checking both lanes agree."""
+    if isinstance(values, dict):
+        assert set(values) == {"real", "imag"}, f"workspace {name!r}: unexpected keys {sorted(values)}"
+        re, im = values["real"], values["imag"]
+        assert isinstance(re, list) and isinstance(im, list), f"workspace {name!r}: lanes must be matrices"
+        assert [len(r) for r in re] == [len(r) for r in im], f"workspace {name!r}: real/imag lanes differ"
+        return re
+    assert isinstance(values, list), f"workspace {name!r}: not a matrix"
+    return values
 
 
 def _blocks_of(raw: dict) -> list:

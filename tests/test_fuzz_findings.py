@@ -144,3 +144,64 @@ def test_discrete_state_next_to_an_island_is_not_slow_under_ode45():
     d = diagram([blk("z", "foh"), blk("m", "Mass", v0=1)], [], dt=0.1, duration=39.9, solver="ode45")
     with fuzz.wall_clock_budget(3.0):
         nc.simulate_json(orjson.dumps(d), limits=fuzz.LIMITS)
+
+
+# ----------------------------------------------------------------------------- complex values in loops
+
+# Found: TypeError in ordering._settled (np.asarray(complex, dtype=float)) - a complex signal
+# in an algebraic loop (realImagToComplex -> crossProduct -> interpolationPrelookup -> ...).
+COMPLEX_LOOP = (
+    '{"sampleTime": 0.3, "duration": 8.7, "solver": "dae", "variables": {}, "blocks": ['
+    '{"id": "b0", "type": "display", "outputs": 0, "params": {"Floating": "true"}},'
+    '{"id": "b1", "type": "crossProduct", "inputs": 2, "params": {}},'
+    '{"id": "b2", "type": "interpolationPrelookup", "inputs": 2, "params": {"Table": "15.0"}},'
+    '{"id": "b3", "type": "realImagToComplex", "inputs": 2, "params": {}},'
+    '{"id": "rec4", "type": "toWorkspace", "params": {"VariableName": "y", "SaveFormat": "Structure"}},'
+    '{"id": "rec5", "type": "toWorkspace", "params": {"VariableName": "z", "SaveFormat": "Structure With Time"}}],'
+    '"connections": [{"from": "b1", "to": "b0", "fromIndex": 0, "toIndex": 0},'
+    '{"from": "b3", "to": "b1", "fromIndex": 0, "toIndex": 0}, {"from": "b2", "to": "b1", "fromIndex": 0, "toIndex": 1},'
+    '{"from": "b1", "to": "b2", "fromIndex": 0, "toIndex": 0}, {"from": "b2", "to": "b2", "fromIndex": 0, "toIndex": 1},'
+    '{"from": "b2", "to": "b3", "fromIndex": 0, "toIndex": 0}, {"from": "b2", "to": "rec4", "fromIndex": 0, "toIndex": 0},'
+    '{"from": "b1", "to": "rec5", "fromIndex": 0, "toIndex": 0}]}')
+
+
+def test_complex_signal_into_a_real_only_block_in_a_loop_is_refused_when_compiled():
+    err = outcome(COMPLEX_LOOP)
+    assert isinstance(err, nc.DiagramError) and err.code == "complex_not_supported" and err.block == "b1"
+
+
+def test_complex_algebraic_loop_settles():
+    # y = z + 0.5*y element-wise (z complex): the loop's relaxation compares complex values
+    blocks = [blk("re", "constant", Value=[1.0, 0.0]), blk("im", "constant", Value=[-2.0, 3.0]),
+              blk("z", "realImagToComplex"), blk("s", "sum", Inputs="++", inputs=2), blk("g", "gain", Gain=0.5),
+              record()]
+    conns = [wire("re", "z", 0, 0), wire("im", "z", 0, 1), wire("z", "s", 0, 0), wire("g", "s", 0, 1),
+             wire("s", "g"), wire("s", "w")]
+    y = nc.simulate(diagram(blocks, conns, duration=0.1))["workspace"]["y"]
+    assert y["real"][0] == pytest.approx([2.0, 0.0], abs=1e-9) and y["imag"][0] == pytest.approx([-4.0, 6.0])
+
+
+def test_exact_integer_algebraic_loops_settle_exactly():
+    # y = uint64(c + 0*y): the first sweep compares an exact integer with a float; a uint64
+    # difference must not wrap around
+    blocks = [blk("c", "constant", Value=[3.0, 2.0 ** 62]), blk("s", "sum", Inputs="++", inputs=2),
+              blk("cv", "convert", OutDataType="uint64"), blk("g", "gain", Gain=0.0), record()]
+    conns = [wire("c", "s", 0, 0), wire("g", "s", 0, 1), wire("s", "cv"), wire("cv", "g"), wire("cv", "w")]
+    assert nc.simulate(diagram(blocks, conns, duration=0.1))["workspace"]["y"] == [[3, 2 ** 62]] * 2
+
+
+def test_settled_compares_every_signal_kind():
+    import math
+
+    import numpy as np
+
+    from nflow_compat.engine.ordering import _settled
+    assert _settled(1.0, 1.0) and not _settled(1.0, 1.1) and _settled(1e20, 1e20 * (1 + 1e-14))
+    assert _settled(1 + 2j, 1 + 2j) and not _settled(1 + 2j, 1 + 2.1j) and _settled(1j, 1j * (1 + 1e-14))
+    assert _settled(np.array([1j, 2.0]), np.array([1j, 2.0])) and not _settled(np.array([1j, 2]), np.array([1j, 3]))
+    assert _settled(5, 5) and not _settled(5, 6) and not _settled(5, 5.5) and _settled(5, 5.0)
+    big = np.array([3, 2 ** 64 - 1], dtype=np.uint64)
+    assert _settled(big, big.copy()) and _settled(2 ** 64 - 1, 2 ** 64 - 1)
+    assert not _settled(np.array([3, 5], dtype=np.uint64), np.array([5, 5], dtype=np.uint64))   # 3 - 5 wraps
+    assert _settled(np.array([0, 1], dtype=np.int64), np.array([0.0, 1.0])) and not _settled(1.0 + 0j, 0.0)
+    assert _settled(math.inf, math.inf) and not _settled(math.nan, math.nan)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, NamedTuple
 
 import numpy as np
 
@@ -34,6 +34,17 @@ class Phases:
     feedthrough: object = None      # overrides the handler's feedthrough for this instance (e.g. under a solver)
 
 
+class ComplexSupport(NamedTuple):
+    """nflow's ``setComplexSupport(type, accepts, forcesComplexOut)``: whether the block
+    takes complex inputs, and what its outputs are: 1 always complex, 0 always real, -1
+    complex when any input is complex. Checked once, when the plan is compiled."""
+    accepts: bool = False
+    output: int = 0
+
+
+REAL_ONLY = ComplexSupport(False, 0)     # every type that does not say otherwise
+
+
 @dataclass
 class Handler:
     type: str
@@ -41,6 +52,7 @@ class Handler:
     widths: Callable            # (io_block, in_widths) -> list of output widths
     feedthrough: Callable       # (block) -> bool, or the set of input ports whose current
                                 # values ALGEBRAIC outputs depend on
+    complex: ComplexSupport = REAL_ONLY   # complex inputs accepted / outputs complex
 
 
 REGISTRY: dict[str, Handler] = {}
@@ -64,14 +76,19 @@ def _always(value):
     return lambda block: value
 
 
-def block(type_name: str, *, widths=None, feedthrough=True):
+def block(type_name: str, *, widths=None, feedthrough=True, complex=REAL_ONLY):
     """Register ``build`` as the handler of ``type_name``. ``feedthrough`` is True (every
     input feeds through in ALGEBRAIC), False, a set of ports, or a callable of the block
-    returning one of those."""
+    returning one of those. ``complex`` is the type's ``(accepts, output)`` complex
+    support (see ``ComplexSupport``; default: real inputs only, real outputs)."""
+    support = ComplexSupport(*complex)
+    if support.output not in (-1, 0, 1):
+        raise ValueError(f"{type_name}: complex output must be -1, 0 or 1, not {support.output!r}")
+
     def register(build):
         REGISTRY[type_name] = Handler(
             type=type_name, build=build, widths=widths or elementwise,
-            feedthrough=feedthrough if callable(feedthrough) else _always(feedthrough))
+            feedthrough=feedthrough if callable(feedthrough) else _always(feedthrough), complex=support)
         return build
     return register
 

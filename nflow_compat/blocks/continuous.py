@@ -788,3 +788,66 @@ def delay(io):
         def output():
             S[o] = value(zero)
     return Phases(init=init, output=output, update=update)
+
+
+# ----------------------------------------------------------------------------- constraint
+
+def _constraint_width(block, in_widths):
+    """z is one scalar algebraic state whatever the residual's width (nflow's handler)."""
+    return [1] * block.outputs
+
+
+@block("constraint", widths=_constraint_width, feedthrough=False)
+def constraint(io):
+    """Algebraic constraint: the output z is an algebraic state chosen so that the input g
+    (the residual, normally built from z and the rest of the diagram) is 0, making the
+    diagram the semi-explicit DAE x' = f(t, x, z), 0 = g(t, x, z). Only under the 'dae'
+    solver (nflow rejects it elsewhere: there is no fixed-step meaning), else the diagram
+    error ``constraint_needs_dae``. At every evaluation the solver's state x is given and
+    z is solved for (``engine.continuous.AlgebraicSolve``: Newton warm-started from the
+    last z, InitialCondition being the first guess; scipy.optimize fallbacks), so every
+    recorded sample satisfies g = 0; when no z does, the run stops with
+    ``constraint_unsolvable``. Several constraint blocks are solved together (a vector
+    of algebraic states). As nflow's handler: z is scalar and the residual is element 0
+    of the input (a wider input is warned about); an unconnected input is a residual of 0,
+    so z stays at InitialCondition. z is emitted in OUTPUT; the block does not feed its
+    input through, so z -> g -> constraint is not an algebraic loop."""
+    if io.solver != "dae":
+        io.fail("constraint_needs_dae", f"an algebraic constraint needs the differential-algebraic solver: set "
+                f"the diagram's \"solver\" to \"dae\" (it is {io.solver!r}); nflow rejects it under other "
+                "solvers too")
+    from ..engine.continuous import AlgebraicPart
+    S, o, ctx = io.S, io.outs[0], io.ctx
+    z0 = float(np.atleast_1d(np.asarray(io.params["InitialCondition"], dtype=float)).reshape(-1)[0])
+    if not math.isfinite(z0):
+        io.fail("param_value", "InitialCondition (the first guess for z) must be finite", "InitialCondition")
+    slot = io.ins[0]
+    if slot is None:
+        note = (f"constraint {io.id!r}: the residual input is unconnected (a residual of 0); z stays at "
+                f"InitialCondition {z0:g}")
+
+        def init_unconnected():
+            ctx.warnings.append(note)
+
+        def hold():
+            S[o] = z0
+        return Phases(init=init_unconnected, output=hold)
+    wide = io.in_widths[0] > 1
+    note = (f"constraint {io.id!r}: the residual input has width {io.in_widths[0]}; z is scalar and only "
+            "element 0 is driven to 0 (as nflow)") if wide else None
+    if wide:
+        def residual():
+            return float(S[slot][0])
+    else:
+        def residual():
+            return S[slot]
+    part = AlgebraicPart(io.id, z0, residual, path=io.block.path)
+
+    def init():
+        part.z = z0
+        if note:
+            ctx.warnings.append(note)
+
+    def output():
+        S[o] = part.z
+    return Phases(init=init, output=output, part=part)

@@ -17,7 +17,8 @@ nflow registers two kinds of dashboard blocks (DashboardHandlers.cpp):
 
 The binding is resolved once, at compile time. An unknown block or port is a
 ``binding_unresolved`` error (nflow silently shows nothing); a blockPath into a subsystem
-is ``binding_unsupported`` (not ported yet). An empty Binding (the manifest default) binds
+(``["sub", "g"]``) names the flattened inner block ``sub/g`` (see ``nflow_compat.subsystems``);
+one that names no subsystem is ``binding_unsupported``. An empty Binding (the manifest default) binds
 nothing: the block records no value and the run carries a warning.
 """
 from __future__ import annotations
@@ -89,8 +90,8 @@ def resolve_binding(io):
         io.fail("binding_unresolved", "Binding has no blockPath (the id of the block whose output to show)",
                 "Binding")
     if len(parts) > 1:
-        io.fail("binding_unsupported", f"Binding blockPath {parts!r} reaches into a subsystem; bindings to "
-                "signals inside subsystems are not supported yet, bind a top-level block's output", "Binding")
+        io.fail("binding_unsupported", f"Binding blockPath {parts!r} reaches into a subsystem that the diagram "
+                "does not have; a path [<subsystem id>, ..., <block id>] must follow nested subsystems", "Binding")
     target, port = parts[0], _port_index(io, raw)
     slot = io.slot_of(target, port)
     if slot is None:

@@ -37,12 +37,13 @@ from . import Phases, block, elementwise
 
 def ic_width(param: str):
     """Width rule: input 0's width when it is a vector, else the length of the
-    ``param`` vector when that is longer than 1, else 1."""
+    ``param`` vector when that is longer than 1, else 1. The input's width object itself
+    is handed on whenever it is the answer (a one-member bus stays a bus)."""
     def rule(block, in_widths):
         w = in_widths[0] if in_widths else 0
         if w <= 1:
             n = int(getattr(block.params.get(param), "size", 1))
-            w = n if n > 1 else 1
+            w = n if n > 1 else (w if w == 1 else 1)
         return [w] * block.outputs
     return rule
 

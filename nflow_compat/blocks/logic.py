@@ -6,7 +6,8 @@ Comparisons are IEEE ones, as in C++: every ordered comparison with NaN is false
 Only double signals are handled (exact int64 / uint64 lanes are not ported yet).
 
 Further down: the Boolean blocks and, or, xor, not; intervalTestDynamic; the bit blocks
-(bitwiseOperator, bitSet, bitClear, extractBits, shiftArithmetic) and combinatorialLogic.
+(bitwiseOperator, bitSet, bitClear, extractBits, shiftArithmetic) and combinatorialLogic; at the
+end if and switchCase, whose outputs drive action subsystems.
 """
 from __future__ import annotations
 
@@ -582,3 +583,284 @@ def combinatorial_logic(io):
             index = int(np.bitwise_or.reduce(np.where(S[i][:n] != 0.0, weights, np.uint64(0))))
             S[o] = table[index] if index < size else 0.0
     return Phases(algebraic=algebraic)
+
+
+# ----------------------------------------------------------------------------- if / switchCase
+# Both drive action subsystems (a subsystem with controlPort "action" wired to one of
+# their outputs runs in the steps where that output is 1.0; see nflow_compat.subsystems).
+
+import re  # noqa: E402  (kept with the if section)
+
+from ..expr import MAX_DEPTH, _Fail, _TokenStream, evaluate  # noqa: E402
+
+_IF_TOKEN = re.compile(
+    r"\s*(?:(?P<num>(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)"
+    r"|(?P<name>[A-Za-z_][A-Za-z_0-9]*)"
+    r"|(?P<op><=|>=|==|~=|!=|&&|\|\||[<>&|~!()+-]))")
+_IF_CONSTANTS = {"inf": math.inf, "Inf": math.inf, "nan": math.nan, "NaN": math.nan, "pi": math.pi,
+                 "true": 1.0, "false": 0.0}
+_IF_COMPARE = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,
+               "==": operator.eq, "~=": operator.ne, "!=": operator.ne}
+
+
+def _if_tokens(text: str) -> list:
+    tokens, pos = [], 0
+    while pos < len(text):
+        m = _IF_TOKEN.match(text, pos)
+        if not m or m.end() == pos:
+            if text[pos:].strip() == "":
+                break
+            raise _Fail(f"unexpected character {text[pos:].lstrip()[:1]!r}")
+        tokens.append((m.lastgroup, m.group(m.lastgroup), True))
+        pos = m.end()
+    tokens.append(("end", "", True))
+    return tokens
+
+
+def _on(x: float) -> bool:
+    return x != 0.0 and x == x
+
+
+class _IfCompiler(_TokenStream):
+    """The if block's restricted grammar, compiled once into closures (no eval):
+
+        expr := conj (('|' | '||') conj)*          conj := cmp (('&' | '&&') cmp)*
+        cmp  := unary (('<' | '<=' | '>' | '>=' | '==' | '~=' | '!=') unary)*
+        unary := ('-' | '+' | '~' | '!') unary | NUMBER | u<k> | NAME | '(' expr ')'
+
+    MATLAB precedence (unary, then comparisons, then &, then |); comparisons and logic
+    give 1.0 / 0.0; a value is true when nonzero and not NaN. NAME is a scalar diagram
+    variable or inf, nan, pi, true, false."""
+
+    def __init__(self, text, readers, variables):
+        self.tokens, self.i, self.depth = _if_tokens(text), 0, 0
+        self.readers, self.variables = readers, variables
+
+    def expr(self):
+        self.enter()
+        f = self.conj()
+        while self.peek()[1] in ("|", "||"):
+            self.take()
+            f = _either(f, self.conj())
+        self.depth -= 1
+        return f
+
+    def conj(self):
+        f = self.comparison()
+        while self.peek()[1] in ("&", "&&"):
+            self.take()
+            f = _both(f, self.comparison())
+        return f
+
+    def comparison(self):
+        f = self.unary()
+        while self.peek()[1] in _IF_COMPARE:
+            f = _compare(_IF_COMPARE[self.take()[1]], f, self.unary())
+        return f
+
+    def unary(self):
+        op = self.peek()[1]
+        if op in ("-", "+", "~", "!"):
+            self.take()
+            self.enter()
+            f = self.unary()
+            self.depth -= 1
+            if op == "-":
+                return lambda: -f()
+            if op == "+":
+                return f
+            return lambda: 0.0 if _on(f()) else 1.0
+        return self.primary()
+
+    def primary(self):
+        kind, value, _ = self.take()
+        if kind == "num":
+            c = float(value)
+            return lambda: c
+        if kind == "name":
+            m = re.fullmatch(r"u([1-9][0-9]*)", value)
+            if m:
+                k = int(m.group(1))
+                if k > len(self.readers):
+                    raise _Fail(f"{value} names input {k}, but the block has {len(self.readers)} input(s)")
+                return self.readers[k - 1]
+            if value in _IF_CONSTANTS:
+                c = _IF_CONSTANTS[value]
+                return lambda: c
+            v = self.variables.get(value)
+            if v is not None and np.size(v) == 1:
+                c = float(np.asarray(v).reshape(-1)[0])
+                return lambda: c
+            raise _Fail(f"unknown name {value!r} (inputs are u1..u{len(self.readers)}; a name must be a scalar "
+                        "diagram variable)")
+        if value == "(":
+            f = self.expr()
+            self.expect(")")
+            return f
+        raise _Fail(f"unexpected {value or 'end of text'!r}")
+
+
+def _either(f, g):
+    return lambda: 1.0 if _on(f()) or _on(g()) else 0.0
+
+
+def _both(f, g):
+    return lambda: 1.0 if _on(f()) and _on(g()) else 0.0
+
+
+def _compare(op, f, g):
+    return lambda: 1.0 if op(f(), g()) else 0.0
+
+
+def _scalar_inputs(io) -> list:
+    """Readers of the block's inputs (0.0 when unconnected); action-driving blocks take
+    scalar signals."""
+    readers, S = [], io.S
+    for port, slot in enumerate(io.ins):
+        if slot is None:
+            readers.append(lambda: 0.0)
+        elif io.in_widths[port] > 1:
+            io.fail("width_mismatch", f"input {port} has width {io.in_widths[port]}; this block takes scalar "
+                    "inputs")
+        else:
+            readers.append(lambda slot=slot: S[slot])
+    return readers
+
+
+def _action_outputs(io, n: int, hit, default: int):
+    """Phases writing 1.0 on output ``hit()`` (``default`` when it returns None) and 0.0
+    on the others, over the first ``n`` outputs."""
+    S = io.S
+    slots = tuple(enumerate(io.outs[:n]))
+    init = None
+    if n > len(io.outs) or (io.block.outputs and io.block.outputs < n):
+        declared = io.block.outputs
+
+        def init():
+            io.ctx.warnings.append(f"{io.block.type.type} {io.id!r}: it has {n} action outputs but the instance "
+                                   f"declares {declared}; set 'outputs' to {n} to wire them all")
+
+    def algebraic():
+        k = hit()
+        for port, slot in slots:
+            S[slot] = 1.0 if port == k else 0.0
+    return Phases(init=init, algebraic=algebraic)
+
+
+@block("if", widths=scalar_out)
+def if_block(io):
+    """Output k is 1.0 when clause k is the first true one (IfExpression, then each of
+    ElseIfExpressions, a comma-separated string or a list), others 0.0; with ShowElse on,
+    the last output is 1.0 when no clause holds. Inputs u1..un are scalars (unconnected:
+    0). Grammar: see _IfCompiler. A bad expression is an ``if_expression`` error."""
+    p = io.params
+    texts = [("IfExpression", p["IfExpression"])]
+    raw = p.get("ElseIfExpressions")
+    if isinstance(raw, str):
+        texts += [("ElseIfExpressions", t) for t in raw.split(",") if t.strip()]
+    elif isinstance(raw, list) and all(isinstance(t, str) for t in raw):
+        texts += [("ElseIfExpressions", t) for t in raw if t.strip()]
+    elif raw is not None:
+        io.fail("param_type", "ElseIfExpressions must be a comma-separated string or a list of strings",
+                "ElseIfExpressions")
+    readers = _scalar_inputs(io)
+    clauses = []
+    for name, text in texts:
+        if not isinstance(text, str) or not text.strip():
+            io.fail("if_expression", f"{name} is empty; write a condition such as 'u1 > 0'", name)
+        try:
+            clauses.append(_IfCompiler(text, readers, io.variables).parse())
+        except _Fail as exc:
+            io.fail("if_expression", f"{name} {text!r}: {exc}", name)
+        except RecursionError:
+            io.fail("if_expression", f"{name} is nested deeper than {MAX_DEPTH}", name)
+    default = len(clauses) if p["ShowElse"] else None
+    n = len(clauses) + (1 if p["ShowElse"] else 0)
+    ordered = tuple(enumerate(clauses))
+
+    def hit():
+        for k, f in ordered:
+            if _on(f()):
+                return k
+        return default
+    return _action_outputs(io, n, hit, default)
+
+
+def _split_cells(text: str) -> list:
+    """The cells of a MATLAB cell literal's inside: split at commas / semicolons, and
+    at blanks between two complete elements ('1 [7 9 4]'), outside brackets."""
+    cells, depth, start = [], 0, 0
+    for pos, ch in enumerate(text):
+        if ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth -= 1
+        elif depth == 0 and ch in ",;":
+            cells.append(text[start:pos])
+            start = pos + 1
+        elif depth == 0 and ch.isspace():
+            before, after = text[start:pos].rstrip(), text[pos:].lstrip()
+            if before and after and (before[-1].isalnum() or before[-1] in ".])") and \
+                    (after[0].isalnum() or after[0] in ".[(") and text[pos - 1:pos].strip():
+                cells.append(text[start:pos])
+                start = pos + 1
+    cells.append(text[start:])
+    return [c.strip() for c in cells if c.strip()]
+
+
+def _case_values(io) -> list:
+    raw = io.params["CaseConditions"]
+    where = io.block.where("CaseConditions")
+    if isinstance(raw, str):
+        text = raw.strip()
+        cells = _split_cells(text[1:-1]) if text.startswith("{") and text.endswith("}") else ([text] if text else [])
+    elif isinstance(raw, list):
+        cells = raw
+    else:
+        cells = [raw]
+    cases = []
+    for cell in cells:
+        try:
+            value = evaluate(cell, io.variables, **where) if isinstance(cell, str) else cell
+            values = np.atleast_1d(np.asarray(value, dtype=float)).reshape(-1)
+        except (TypeError, ValueError):
+            io.fail("param_type", f"CaseConditions cell {cell!r} is not a number or a list of numbers",
+                    "CaseConditions")
+        if not np.all(np.isfinite(values)) or np.any(values != np.trunc(values)):
+            io.fail("param_value", f"CaseConditions cell {values.tolist()} must hold whole numbers (the input is "
+                    "truncated to an integer before it is matched)", "CaseConditions")
+        cases.append([float(v) for v in values])
+    return cases
+
+
+@block("switchCase", widths=scalar_out)
+def switch_case(io):
+    """The scalar input truncated toward zero selects the first case of CaseConditions
+    (a cell literal '{1, [7 9 4]}', or a JSON list [1, [7, 9, 4]]) holding it: that
+    output is 1.0, the others 0.0; no fall-through. With ShowDefaultCase on the last
+    output is 1.0 when no case holds (also for NaN / inf). Unconnected input reads 0."""
+    cases = _case_values(io)
+    (read,) = _scalar_inputs(io)[:1] or [lambda: 0.0]
+    default = len(cases) if io.params["ShowDefaultCase"] else None
+    n = len(cases) + (1 if io.params["ShowDefaultCase"] else 0)
+    pairs, seen = [], set()
+    for k, values in enumerate(cases):
+        for v in values:
+            if v not in seen:          # a value in two cases belongs to the first
+                seen.add(v)
+                pairs.append((v, k))
+    pairs = tuple(pairs)
+    lookup = {v: k for v, k in pairs} if len(pairs) > 16 else None
+
+    def hit():
+        u = read()
+        if u - u != 0.0:              # NaN or inf: no case
+            return default
+        t = float(math.trunc(u))
+        if lookup is not None:
+            return lookup.get(t, default)
+        for v, k in pairs:
+            if t == v:
+                return k
+        return default
+    return _action_outputs(io, n, hit, default)

@@ -9,7 +9,13 @@ does differs per block and follows each nflow handler:
 * the previous output is held explicitly: gain (the same thing here);
 * the port reads 0: every port of sum; the port reads 1: every factor of mult.
 
-Only double signals are handled (integer / complex lanes are not ported yet).
+Complex signals (a Python complex at width 1, a complex128 array when wider) run
+through the same closures: Python's and numpy's arithmetic is already nflow's complex
+path for gain, sum, mult and abs (|z|, a real output), so the real fast paths are not
+touched; divide's tiny-denominator guard has its complex rule (+1e-300, no sign) in its
+rare branch. nflow's saturating int64 / uint64 arithmetic is not ported here: exact
+integer inputs (from convert) take Python's arithmetic. The complex builders and
+extractors, conjugate and matmul are at the end of this module.
 
 Further down: the function blocks (mathFunction, trigFunction, roundingFunction, sqrt,
 atan2, wrapToZero) and the vector blocks (sumElements, productOfElements, dotProduct,
@@ -22,7 +28,7 @@ import math
 import numpy as np
 
 from ..errors import DiagramError
-from ..signals import round_half_away
+from ..signals import Shaped, dims_of, round_half_away
 from . import Phases, block, scalar_out
 
 TINY = 1e-300   # divide: smallest denominator magnitude, sign kept (+ for 0 and -0)
@@ -33,7 +39,7 @@ def _connected(io):
     return [(slot, port) for port, slot in enumerate(io.ins) if slot is not None]
 
 
-@block("gain")
+@block("gain", complex=(True, -1))
 def gain(io):
     """y = u*Gain element-wise; with the input unconnected the last output is held
     (nothing else ever writes it, so writing nothing is that hold)."""
@@ -53,7 +59,7 @@ def _sign_string(io) -> str:
     return value if isinstance(value, str) else ""
 
 
-@block("sum")
+@block("sum", complex=(True, -1))
 def sum_(io):
     """y = 0 + sum_k s_k*u_k over ALL declared ports, in port order; s_k is -1 where
     character k of the Inputs string is '-' and +1 otherwise (missing characters, '+',
@@ -112,7 +118,7 @@ def sum_(io):
     return Phases(init=init if note else None, algebraic=algebraic)
 
 
-@block("mult")
+@block("mult", complex=(True, -1))
 def mult(io):
     """y = product of all declared inputs in port order; an unconnected port reads 1,
     so it drops out, and with none connected the output is 1."""
@@ -162,15 +168,20 @@ def bias(io):
     return Phases(algebraic=algebraic)
 
 
-@block("abs")
+@block("abs", complex=(True, 0))
 def abs_(io):
-    """y = |u|; unconnected: nothing written."""
+    """y = |u| (the magnitude of a complex input: a real output); unconnected: nothing
+    written."""
     i, o, S = io.ins[0], io.outs[0], io.S
     if i is None:
         return Phases()
     if io.width == 1:
         def algebraic():
-            S[o] = abs(S[i])
+            try:
+                S[o] = abs(S[i])
+            except OverflowError:     # |z| of a complex past the double range: inf, as C's hypot
+                z = S[i]
+                S[o] = math.hypot(z.real, z.imag)
     else:
         def algebraic():
             S[o] = np.abs(S[i])
@@ -207,16 +218,28 @@ def negate(io):
     return Phases(algebraic=algebraic)
 
 
-def _guard(den):
+def _guard(den, num):
     """A denominator with |den| < 1e-300 becomes +-1e-300, keeping its sign
-    (0 and -0 give +1e-300; NaN passes through)."""
+    (0 and -0 give +1e-300; NaN passes through). On nflow's complex path (either
+    operand complex) it becomes +1e-300 whatever its sign or phase."""
+    if np.iscomplexobj(den) or np.iscomplexobj(num):
+        return np.where(np.abs(den) < TINY, TINY, den)
     return np.where(np.abs(den) < TINY, np.where(den < 0.0, -TINY, TINY), den)
 
 
-@block("divide")
+def _tiny(den, num):
+    """``_guard`` for a width-1 denominator already known to be below 1e-300 (complex
+    on the complex path, so that the quotient stays complex)."""
+    if isinstance(den, complex) or np.iscomplexobj(num):
+        return complex(TINY, 0.0)
+    return -TINY if den < 0.0 else TINY
+
+
+@block("divide", complex=(True, -1))
 def divide(io):
     """y = u0 / u1 with the tiny-denominator guard; nothing is written unless both
-    inputs are connected."""
+    inputs are connected. Complex operands divide as complex numbers, the guard then
+    giving +1e-300."""
     n, d = io.ins[0], io.ins[1]
     S, o = io.S, io.outs[0]
     if n is None or d is None:
@@ -226,11 +249,12 @@ def divide(io):
         def algebraic():
             den = S[d]
             if abs(den) < TINY:
-                den = -TINY if den < 0.0 else TINY
+                den = _tiny(den, S[n])
             S[o] = S[n] / den
     else:
         def algebraic():
-            S[o] = S[n] / _guard(S[d])
+            num = S[n]
+            S[o] = num / _guard(S[d], num)
     return Phases(algebraic=algebraic)
 
 
@@ -697,3 +721,312 @@ def cross_product(io):
         b0, b1, b2 = rb()
         S[o] = np.array([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0])
     return Phases(algebraic=algebraic)
+
+
+# ============================================================================= complex signals
+#
+# nflow's complexOps: builders (realImagToComplex, magnitudeAngleToComplex) always emit a
+# complex signal; extractors (complexToRealImag, complexToMagnitudeAngle) emit two real
+# outputs of the input's width; conjugate keeps the input's nature (the identity on a
+# real signal). Element-wise, a width-1 input broadcast; an unconnected input reads 0 and
+# the output is written anyway. The builders read the real part of their inputs (nflow's
+# sigAt reads the real lane).
+
+def _real_reader(io, port: int):
+    """Input ``port`` as a real value: the real part of a complex signal, a double for an
+    integer one, 0.0 when unconnected. Returns a float at width 1, else an array (or a
+    float broadcast by the caller)."""
+    slot = io.ins[port] if port < len(io.ins) else None
+    S = io.S
+    if slot is None:
+        return lambda: 0.0
+    if io.in_widths[port] <= 1:
+        return lambda: float(S[slot].real)
+    return lambda: np.real(S[slot])
+
+
+def _complex_vector(width: int, re, im) -> np.ndarray:
+    """A complex128 vector from its parts (arrays of ``width`` or scalars), set
+    component-wise: ``re + 1j*im`` would turn an infinite part into NaN."""
+    out = np.empty(width, dtype=complex)
+    out.real = re
+    out.imag = im
+    return out
+
+
+_cos, _sin = _UNARY["cos"][0], _UNARY["sin"][0]
+
+
+@block("realImagToComplex", complex=(False, 1))
+def real_imag_to_complex(io):
+    """y = u0 + j*u1 element-wise (the real parts of the inputs; unconnected reads 0)."""
+    S, o, w = io.S, io.outs[0], io.width
+    re, im = _real_reader(io, 0), _real_reader(io, 1)
+    if w == 1:
+        def algebraic():
+            S[o] = complex(re(), im())
+    else:
+        def algebraic():
+            S[o] = _complex_vector(w, re(), im())
+    return Phases(algebraic=algebraic)
+
+
+@block("magnitudeAngleToComplex", complex=(False, 1))
+def magnitude_angle_to_complex(io):
+    """y = m*cos(a) + j*m*sin(a) element-wise, m = input 0, a = input 1 (radians; the
+    real parts; unconnected reads 0). Each part is computed as written, so m = inf at
+    a = 0 gives inf + j*NaN as in C++."""
+    S, o, w = io.S, io.outs[0], io.width
+    mag, ang = _real_reader(io, 0), _real_reader(io, 1)
+    if w == 1:
+        def algebraic():
+            m, a = mag(), ang()
+            S[o] = complex(m * _cos(a), m * _sin(a))
+    else:
+        def algebraic():
+            m, a = mag(), ang()
+            S[o] = _complex_vector(w, m * np.cos(a), m * np.sin(a))
+    return Phases(algebraic=algebraic)
+
+
+def _two_real_outputs(io, scalar_fn, vector_fn):
+    """Outputs 0 and 1 = the pair ``fn(u)`` of input 0 (a real input is a complex number
+    with imaginary part 0; unconnected reads 0)."""
+    S, w = io.S, io.width
+    o0 = io.outs[0] if io.outs else None
+    o1 = io.outs[1] if len(io.outs) > 1 else None
+    slot = io.ins[0]
+    if slot is None:
+        first, second = scalar_fn(0.0)
+        zero = (first, second) if w == 1 else (np.full(w, first), np.full(w, second))
+
+        def algebraic():
+            if o0 is not None:
+                S[o0] = zero[0]
+            if o1 is not None:
+                S[o1] = zero[1]
+        return Phases(algebraic=algebraic)
+    fn = scalar_fn if w == 1 else vector_fn
+
+    def algebraic():
+        a, b = fn(S[slot])
+        if o0 is not None:
+            S[o0] = a
+        if o1 is not None:
+            S[o1] = b
+    return Phases(algebraic=algebraic)
+
+
+def _re_im_scalar(u):
+    return float(u.real), float(u.imag)
+
+
+def _re_im_vector(u):
+    return np.ascontiguousarray(u.real, dtype=float), np.ascontiguousarray(u.imag, dtype=float)
+
+
+def _mag_angle_scalar(u):
+    # math.hypot / math.atan2 give C's results where abs() and cmath.phase raise
+    # (an overflowing magnitude is inf, an underflowing angle 0)
+    re, im = float(u.real), float(u.imag)
+    return math.hypot(re, im), math.atan2(im, re)
+
+
+def _mag_angle_vector(u):
+    return np.abs(u).astype(float), np.angle(u)
+
+
+@block("complexToRealImag", complex=(True, 0))
+def complex_to_real_imag(io):
+    """Output 0 = Re(u), output 1 = Im(u) element-wise (0 for a real input)."""
+    return _two_real_outputs(io, _re_im_scalar, _re_im_vector)
+
+
+@block("complexToMagnitudeAngle", complex=(True, 0))
+def complex_to_magnitude_angle(io):
+    """Output 0 = |u| (hypot of the parts), output 1 = arg(u) = atan2(Im, Re) in
+    (-pi, pi] element-wise: a negative real input has angle pi (-0.0 too)."""
+    return _two_real_outputs(io, _mag_angle_scalar, _mag_angle_vector)
+
+
+@block("conjugate", complex=(True, -1))
+def conjugate(io):
+    """y = conj(u) element-wise: the identity on a real input. Unconnected reads 0."""
+    S, o, w = io.S, io.outs[0], io.width
+    slot = io.ins[0]
+    if slot is None:
+        zero = 0.0 if w == 1 else np.zeros(w)
+
+        def algebraic():
+            S[o] = zero
+    elif w == 1:
+        def algebraic():
+            S[o] = S[slot].conjugate()
+    else:
+        conj = np.conj
+
+        def algebraic():
+            S[o] = conj(S[slot])
+    return Phases(algebraic=algebraic)
+
+
+# ============================================================================= matmul
+#
+# nflow's matmul: MultiplicationRule 'matrix' (default; anything but the element-wise
+# spellings) gives A*B, 'elementwise' / '.*' / 'element-wise' gives A.*B. Data is
+# column-major: element (r, c) of an R-row matrix is element c*R + r of the flat signal.
+#
+# Dimensions: a port's dims come from its width when it carries them (``Shaped``), else
+# a signal of width n is the 1-D [n] (n rows, 1 column) and width 1 a scalar. A matrix
+# constant and reshape give their dims; elsewhere ADimensions / BDimensions ([rows cols],
+# our params) declare what an input is, and a product of dims must equal the input's
+# width. (nflow gets them from its dimension-propagation pass.)
+
+_ELEMENTWISE_RULES = ("elementwise", ".*", "element-wise")
+_OPERANDS = ("ADimensions", "BDimensions")
+
+
+def _fail_dims(block, code: str, message: str, param=None):
+    raise DiagramError(code, f"block {block.id!r} (matmul): {message}", **block.where(param))
+
+
+def _operand_dims(block, port: int, width: int) -> tuple:
+    """The dims of input ``port``: the declared ADimensions / BDimensions, else the
+    width's own. An unconnected input is a scalar (it reads 0)."""
+    name = _OPERANDS[port]
+    given = block.params.get(name)
+    if width == 0 or given is None or np.size(given) == 0:
+        return dims_of(width) if width else ()
+    dims = np.atleast_1d(np.asarray(given, dtype=float)).reshape(-1)
+    if not np.all(np.isfinite(dims)) or np.any(dims < 1) or np.any(dims != np.floor(dims)) or dims.size > 8:
+        _fail_dims(block, "param_value", f"{name} must be positive whole dimensions like [2 3], "
+                   f"got {dims.tolist()}", name)
+    dims = tuple(int(d) for d in dims)
+    if math.prod(dims) != width:
+        _fail_dims(block, "width_mismatch", f"{name} {list(dims)} has {math.prod(dims)} elements but input "
+                   f"{port} has width {width}", name)
+    return dims if width > 1 else ()
+
+
+def _rank(dims: tuple) -> int:
+    """nflow's numDims, trailing singleton dimensions past the second not counted."""
+    n = len(dims)
+    while n > 2 and dims[n - 1] == 1:
+        n -= 1
+    return n
+
+
+def _rows(dims: tuple) -> int:
+    return dims[0] if dims else 1
+
+
+def _cols(dims: tuple) -> int:
+    return dims[1] if len(dims) > 1 else 1
+
+
+def _width_of(dims: tuple):
+    """The output width for ``dims``: a ``Shaped`` for a matrix, a plain int otherwise
+    (a 1x1 product is a scalar)."""
+    n = math.prod(dims)
+    return Shaped(dims) if len(dims) >= 2 and n > 1 else n
+
+
+def _matmul_shapes(block, in_widths):
+    """(elementwise, A dims, B dims, output dims), with nflow's dimension errors."""
+    wa = in_widths[0] if in_widths else 0
+    wb = in_widths[1] if len(in_widths) > 1 else 0
+    a, b = _operand_dims(block, 0, wa), _operand_dims(block, 1, wb)
+    na, nb = math.prod(a), math.prod(b)   # 1 for a scalar / unconnected input
+    if block.params.get("MultiplicationRule") in _ELEMENTWISE_RULES:
+        if na > 1 and nb > 1:
+            n = max(len(a), len(b))
+            if a + (1,) * (n - len(a)) != b + (1,) * (n - len(b)):
+                _fail_dims(block, "width_mismatch", f"elementwise matmul requires equal input dimensions "
+                           f"(input 0 is {list(a)}, input 1 is {list(b)})")
+        return True, a, b, (a if wa >= wb else b)
+    if (na > 1 and _rank(a) > 2) or (nb > 1 and _rank(b) > 2):
+        _fail_dims(block, "width_mismatch", f"matrix product requires 2-D inputs (input 0 is {list(a)}, "
+                   f"input 1 is {list(b)})")
+    if na > 1 and nb > 1 and _cols(a) != _rows(b):
+        _fail_dims(block, "width_mismatch", f"matrix product dimension mismatch: [{_rows(a)}x{_cols(a)}] * "
+                   f"[{_rows(b)}x{_cols(b)}]")
+    if na <= 1 and nb <= 1:
+        out = ()
+    elif na <= 1:
+        out = b
+    elif nb <= 1:
+        out = a
+    else:
+        out = (_rows(a), _cols(b))
+    return False, a, b, out
+
+
+def _matmul_width(block, in_widths):
+    """The product's width (a ``Shaped`` for a matrix). Lenient: in a feedback loop the
+    width pass first seeds unknown inputs as scalars, so a dimension error here may not
+    be final; the handler raises it when the block is built, every width known."""
+    try:
+        out = _width_of(_matmul_shapes(block, in_widths)[3])
+    except DiagramError:
+        out = 1
+    return [out] * block.outputs
+
+
+@block("matmul", widths=_matmul_width, complex=(True, 0))
+def matmul(io):
+    """Y = A*B (MultiplicationRule 'matrix', the default) or A.*B ('elementwise', '.*',
+    'element-wise'), A = input 0, B = input 1, column-major. Dims come from the signals
+    when they carry them, else from ADimensions / BDimensions ([rows cols]); an
+    undeclared signal of width n is an n-by-1 column. Checked when the diagram is
+    compiled, with nflow's errors: 'matrix product dimension mismatch: [RxC] * [RxC]',
+    'matrix product requires 2-D inputs', 'elementwise matmul requires equal input
+    dimensions'. Each output element is summed in double from 0, in index order.
+
+    A scalar operand follows nflow's handler exactly, which is not a plain scaling: a
+    scalar s times an R-by-C matrix B gives, in column c, s times the SUM of column c of
+    B (every row alike); a matrix A times s gives, in row r, s times the sum of row r of
+    A. A column vector times a scalar (and scalar times scalar) is the plain product.
+    Element-wise, a scalar is broadcast. Unconnected inputs read 0 (the output is
+    written). Complex inputs contribute their real parts (nflow's matmul reads the real
+    lane); integer types are computed in double."""
+    elementwise, a_dims, b_dims, out_dims = _matmul_shapes(io.block, io.in_widths)
+    S, o, w = io.S, io.outs[0], io.width
+    ra, rb = _real_reader(io, 0), _real_reader(io, 1)
+    rule, ctx = io.params.get("MultiplicationRule"), io.ctx
+    init = None
+    if rule != "matrix" and not elementwise:
+        def init():
+            ctx.warnings.append(f"matmul {io.id!r}: MultiplicationRule {rule!r} is not 'matrix', 'elementwise', "
+                                "'.*' or 'element-wise'; nflow computes the matrix product, and so does this run")
+    if elementwise:
+        if w == 1:
+            def algebraic():
+                S[o] = ra() * rb()
+        else:
+            def algebraic():
+                S[o] = np.broadcast_to(ra() * rb(), (w,)).astype(float)
+        return Phases(algebraic=algebraic)
+    wide_a, wide_b = math.prod(a_dims) > 1, math.prod(b_dims) > 1
+    # the handler's loop bounds: m x k times k x n
+    m = _rows(a_dims) if wide_a else _rows(out_dims)
+    k = _cols(a_dims) if wide_a else (_rows(b_dims) if wide_b else 1)
+    n = _cols(b_dims) if wide_b else _cols(out_dims)
+    if m * n == 1 and k == 1:
+        def algebraic():
+            S[o] = 0.0 + ra() * rb()
+        return Phases(init=init, algebraic=algebraic)
+
+    def operand(read, wide, rows, cols):
+        if wide:   # the flat signal as a rows x cols matrix, column-major
+            return lambda: np.reshape(read(), (rows, cols), order="F")
+        return lambda: np.full((rows, cols), read())
+    fa, fb = operand(ra, wide_a, m, k), operand(rb, wide_b, k, n)
+
+    def algebraic():
+        x, y = fa(), fb()
+        acc = np.zeros((m, n))
+        for t in range(k):      # acc += a(r, t) * b(t, c), t ascending, as the C loop
+            acc = acc + x[:, t:t + 1] * y[t:t + 1, :]
+        flat = acc.reshape(-1, order="F")
+        S[o] = float(flat[0]) if w == 1 else flat[:w].copy()
+    return Phases(init=init, algebraic=algebraic)

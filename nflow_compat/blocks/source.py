@@ -14,7 +14,7 @@ import math
 import numpy as np
 
 from ..errors import DiagramError
-from ..signals import quantize
+from ..signals import Shaped, quantize
 from . import Phases, block
 
 TWO_PI = 2.0 * math.pi
@@ -38,8 +38,14 @@ def _constant_value(params):
 
 
 def _constant_widths(block, in_widths):
+    """As many elements as Value; a matrix Value (2-D or more, not a single element)
+    gives a ``Shaped`` width carrying its dims, as nflow's dims pass does (so matmul
+    needs no declared dimensions)."""
     value = _constant_value(block.params)
     n = value.size if isinstance(value, np.ndarray) else 1
+    raw = block.params.get("Value")
+    if n > 1 and isinstance(raw, np.ndarray) and raw.ndim >= 2:
+        n = Shaped(raw.shape)
     return [n] * block.outputs
 
 
@@ -552,7 +558,7 @@ def noise(io):
 
 # ----------------------------------------------------------------------------- goto / from
 
-@block("labelSource", widths=_scalar_out, feedthrough=False)
+@block("labelSource", widths=_scalar_out, feedthrough=False, complex=(False, -1))
 def label_source(io):
     """Outputs the signal entering the labelSink with the same GotoTag. Like nflow it
     copies that signal in OUTPUT (declaration order, before the algebraic wave), so it
@@ -602,3 +608,235 @@ def _check_label_width(io, tag, sink):
     if width > 1:
         io.fail("label_width", f"labelSink {sink_id!r} (GotoTag {tag!r}) carries a signal of width {width}; "
                 "label routing of vector signals is not supported yet (scalar signals only)", "GotoTag")
+
+
+# ----------------------------------------------------------------------------- fileSource
+#
+# nflow's fileSource handler plays back arrays its builtin put into the params before the
+# run ('times' and 'values', as for fromWorkspace). Here those arrays may be given in the
+# diagram, or read from the CSV file the block names (FileName, else 'path' as the block
+# inspector calls it), which must lie inside the caller's base directory (see
+# ``confined_path``); ``engine.plan`` calls ``preload_file_source`` for that before the
+# widths are worked out, as nflow's builtin does before the run.
+
+BASE_DIR_KEY = "base_dir"          # ctx.shared entry set by the plan (None: no file access)
+_FILE_SAMPLES = "_file_samples"    # params entry preload_file_source fills from the CSV file
+
+
+def confined_path(base_dir, name, where: dict, *, what: str = "file"):
+    """The resolved path of ``name`` inside ``base_dir``; a DiagramError ``path_outside_base``
+    for an absolute path, a '..' that climbs out, or a symlink that leads out of the base."""
+    from pathlib import Path
+
+    if not isinstance(name, str) or not name.strip() or "\x00" in name:
+        raise DiagramError("bad_file_name", f"the {what} name must be a non-empty text without NUL characters",
+                           **where)
+    try:
+        base = Path(base_dir).resolve(strict=True)
+    except (OSError, RuntimeError, TypeError, ValueError):
+        raise DiagramError("bad_base_dir", f"the base directory {str(base_dir)!r} does not exist", **where) from None
+    if not base.is_dir():
+        raise DiagramError("bad_base_dir", f"the base directory {str(base_dir)!r} is not a directory", **where)
+    rel = Path(name)
+    if rel.is_absolute() or rel.drive or rel.anchor:
+        raise DiagramError("path_outside_base", f"{what} {name!r} is an absolute path; paths are relative to the "
+                           "base directory (the diagram's directory, or --base-dir / base_dir=)", **where)
+    try:
+        target = (base / rel).resolve(strict=False)   # follows every symlink that exists
+    except (OSError, RuntimeError, ValueError):
+        raise DiagramError("bad_file_name", f"{what} {name!r} cannot be resolved (a symlink loop?)", **where) \
+            from None
+    if target == base or base not in target.parents:
+        raise DiagramError("path_outside_base", f"{what} {name!r} leads outside the base directory "
+                           "(a '..' or a symlink pointing out of it)", **where)
+    return target
+
+
+def _csv_cells(line: str) -> list:
+    return [c.strip() for c in line.split(",")] if "," in line else line.split()
+
+
+def _csv_number(cell: str) -> float:
+    if "_" in cell:   # Python's float() takes '1_000'; a CSV number does not
+        raise ValueError(cell)
+    return float(cell)
+
+
+def read_samples_csv(path, name: str, max_bytes: int, max_width: int, where: dict):
+    """(times (n), values (n x w)) from a CSV file: one row per sample, time in the first
+    column and the w signal elements after it, separated by commas (or blanks when a line
+    has no comma). Blank lines and lines starting with '#' are skipped; so is a first line
+    that is not numeric (a header such as fileSink's 't,<id>'). Numbers are what C's strtod
+    reads ('1e-3', 'inf', 'nan'); times must be finite and non-decreasing."""
+    import os
+    import stat
+
+    try:
+        # non-blocking open and a check on the opened file: a FIFO or a device never hangs the run
+        fd = os.open(path, os.O_RDONLY | (os.O_NONBLOCK if hasattr(os, "O_NONBLOCK") else 0))
+        with os.fdopen(fd, "rb") as fh:
+            info = os.fstat(fh.fileno())
+            if not stat.S_ISREG(info.st_mode):
+                raise DiagramError("file_unreadable", f"file {name!r} is not a regular file", **where)
+            if info.st_size > max_bytes:
+                raise DiagramError("file_too_large", f"file {name!r} has {info.st_size} bytes (limit {max_bytes})",
+                                   **where)
+            raw = fh.read(max_bytes + 1)
+    except OSError as exc:
+        raise DiagramError("file_unreadable", f"cannot read file {name!r}: {exc.strerror or exc}", **where) from None
+    if len(raw) > max_bytes:
+        raise DiagramError("file_too_large", f"file {name!r} has more than {max_bytes} bytes", **where)
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise DiagramError("filesource_bad_csv", f"file {name!r} is not UTF-8 text", **where) from None
+    rows, ncols, header_allowed = [], 0, True
+    for lineno, line in enumerate(text.splitlines(), 1):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        cells = _csv_cells(line)
+        try:
+            row = [_csv_number(c) for c in cells]
+        except ValueError:
+            if header_allowed:
+                header_allowed = False
+                continue
+            bad = next(c for c in cells if not _is_number(c))
+            raise DiagramError("filesource_bad_csv", f"file {name!r}, line {lineno}: {bad[:40]!r} is not a number",
+                               **where) from None
+        header_allowed = False
+        if not ncols:
+            ncols = len(row)
+            if ncols < 2:
+                raise DiagramError("filesource_bad_csv", f"file {name!r}, line {lineno}: a row needs a time and at "
+                                   "least one value", **where)
+            if ncols - 1 > max_width:
+                raise DiagramError("too_wide", f"file {name!r} has {ncols - 1} value columns (limit {max_width})",
+                                   **where)
+        elif len(row) != ncols:
+            raise DiagramError("filesource_bad_csv", f"file {name!r}, line {lineno}: {len(row)} columns where the "
+                               f"first row has {ncols}", **where)
+        rows.append(row)
+    if not rows:
+        return np.zeros(0), np.zeros((0, 1))
+    table = np.array(rows, dtype=float)
+    return table[:, 0].copy(), table[:, 1:].copy()
+
+
+def _is_number(cell: str) -> bool:
+    try:
+        _csv_number(cell)
+    except ValueError:
+        return False
+    return True
+
+
+def preload_file_source(block, base_dir, limits) -> None:
+    """What nflow's builtin does before the run: a fileSource without injected 'times'
+    gets the samples of the CSV file it names (read once, at compile time)."""
+    p = block.params
+    param = "FileName" if p.get("FileName") else "path"
+    name = p.get("FileName") or p.get("path") or ""
+    if p.get("times") is not None or not name:
+        if _FILE_SAMPLES in p:
+            block.params = {k: v for k, v in p.items() if k != _FILE_SAMPLES}
+        return
+    where = block.where(param)
+    if base_dir is None:
+        raise DiagramError("file_access_disabled", f"block {block.id!r} (fileSource) reads file {name!r} but file "
+                           "access is off: pass base_dir= (the CLI uses the diagram's directory)", **where)
+    path = confined_path(base_dir, name, where)
+    times, values = read_samples_csv(path, name, limits.max_input_bytes, limits.max_width, where)
+    block.params = dict(p, **{_FILE_SAMPLES: (times, values)})
+
+
+def _file_source_arrays(params):
+    """(times (n), flat values, width) of a fileSource: nflow's injected 'times' / 'values'
+    (n*width, sample-major; n rows also taken) / 'width', else the preloaded CSV file,
+    else nothing. Like the handler, a non-number in the injected arrays reads as 0."""
+    if params.get("times") is not None:
+        raw_t, raw_v = params["times"], params.get("values", [])
+        raw_t = raw_t.tolist() if isinstance(raw_t, np.ndarray) else raw_t
+        raw_v = raw_v.tolist() if isinstance(raw_v, np.ndarray) else raw_v
+        raw_t = raw_t if isinstance(raw_t, list) else [raw_t]
+        raw_v = raw_v if isinstance(raw_v, list) else [raw_v]
+        rows = bool(raw_v) and all(isinstance(r, list) for r in raw_v)
+        flat = [_handler_number(x) for r in raw_v for x in r] if rows else [_handler_number(x) for x in raw_v]
+        w = params.get("width")
+        if w is not None:
+            width = int(w) if math.isfinite(w) and 1 <= w < 2**62 else 1
+        else:
+            width = max(1, len(raw_v[0])) if rows else 1
+        return np.array([_handler_number(x) for x in raw_t], dtype=float), flat, width
+    loaded = params.get(_FILE_SAMPLES)
+    if loaded is not None:
+        times, values = loaded
+        return times, values.reshape(-1), max(1, values.shape[1])
+    return np.zeros(0), [], 1
+
+
+def _file_source_widths(block, in_widths):
+    """The data's width (1 for nflow's flat 'values'); checked against the limits by the plan."""
+    try:
+        width = _file_source_arrays(block.params)[2]
+    except (TypeError, ValueError):
+        width = 1
+    return [width] * block.outputs
+
+
+@block("fileSource", widths=_file_source_widths, feedthrough=False)
+def file_source(io):
+    """Piecewise-constant playback, as nflow's handler: the value of the last sample whose
+    time is <= t (the first sample before the first time); 0 with no samples, and 0 for
+    a sample that has a time but no value. Times must be finite and non-decreasing.
+    nflow's handler outputs one value per sample; a 'width' (or a CSV file with several
+    value columns) makes the output a vector of that many elements per sample."""
+    p = io.params
+    try:
+        times, flat, width = _file_source_arrays(p)
+    except (TypeError, ValueError) as exc:
+        io.fail("filesource_bad_data", f"'times'/'values' are not numeric arrays ({exc})", "times")
+    where = "times" if p.get("times") is not None else ("FileName" if p.get("FileName") else "path")
+    if times.size and not np.isfinite(times).all():
+        io.fail("filesource_bad_time", "time values must be finite (no Inf or NaN)", where)
+    if times.size > 1 and np.any(np.diff(times) < 0):
+        io.fail("filesource_bad_time", "time values must be non-decreasing", where)
+    n = times.size
+    # rows that have values (a sample past the end of 'values' reads 0): never more
+    # memory than the data given
+    have = min(n, -(-len(flat) // width))
+    table = np.zeros(have * width)
+    m = min(len(flat), table.size)
+    table[:m] = np.asarray(flat[:m], dtype=float)
+    table = table.reshape(have, width)
+    S, o, ctx = io.S, io.outs[0] if io.outs else None, io.ctx
+    if o is None:
+        return Phases()
+    out_w = io.width
+    note = None
+    if n == 0:
+        note = (f"fileSource {io.id!r}: no samples (no 'times' and no FileName, or an empty file); it outputs 0")
+    elif p.get("valuesImag") is not None:   # nflow's handler reads 'values' only
+        note = f"fileSource {io.id!r}: 'valuesImag' is ignored; it plays back the real part ('values'), as nflow does"
+    zero = 0.0 if out_w == 1 else np.zeros(out_w)
+
+    def init():
+        if note:
+            ctx.warnings.append(note)
+
+    if n == 0:
+        def output():
+            S[o] = zero
+        return Phases(init=init, output=output)
+    ts = times.tolist()
+    if out_w == 1:
+        vals = table[:, 0].tolist() + [0.0] * (n - have)
+    else:
+        vals = [row.copy() for row in table] + [zero] * (n - have)
+    upper = bisect.bisect_right
+
+    def output():
+        idx = upper(ts, ctx.t) - 1
+        S[o] = vals[idx if idx > 0 else 0]
+    return Phases(init=init, output=output)

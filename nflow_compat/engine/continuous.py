@@ -45,33 +45,65 @@ class PlanSystem:
         self.n = start
         self.g_sizes = [0] * len(self.parts)
         self.time_events = [p.next_time_event for p in plan.phases if p.next_time_event is not None]
+        unknowns = [part for part in self.parts if isinstance(part, AlgebraicPart)]
+        self.algebraic_solve = AlgebraicSolve(self, unknowns) if unknowns else None
+        if unknowns:
+            # algebraic states (constraint blocks): each evaluation solves them first. Only
+            # such diagrams get the wrapper; the others keep the plain evaluate below.
+            self.evaluate = self.algebraic_solve.evaluate
+        # solver-stage evaluations run only what can reach a continuous part (see _cone)
+        self.skipped = _skippable(plan)
+        self.stage_output, self.stage_algebraic = _stage_lists(plan, self.skipped)
+        # one island holding the whole state: no slicing, no concatenation (an island
+        # returns fresh arrays, so its derivative can be handed to the solver as it is)
+        self.single = (self.parts[0] if len(self.parts) == 1 and isinstance(self.parts[0], _island_part())
+                       else None)
 
     @property
     def x0(self) -> np.ndarray:
         return np.concatenate([part.x0 for part in self.parts]) if self.parts else np.zeros(0)
 
     def evaluate(self, t: float, x, committed: bool = False):
-        """Set time and state, then run OUTPUT and ALGEBRAIC."""
+        """Set time and state, then run OUTPUT and ALGEBRAIC: every closure at a committed
+        evaluation (a major step), only those that can reach a continuous part at a
+        solver stage (``committed`` False; the others feed nothing but recorders)."""
         ctx = self.ctx
         ctx.t = t
         ctx.side_effect_free = not committed
-        for part, sl in zip(self.parts, self.slices):
-            part.load(x[sl])
-        for f in self.plan.output:
-            f()
-        for f in self.plan.algebraic:
-            f()
+        if self.single is not None:
+            self.single.load(x)
+        else:
+            for part, sl in zip(self.parts, self.slices):
+                part.load(x[sl])
+        if committed:
+            for f in self.plan.output:
+                f()
+            for f in self.plan.algebraic:
+                f()
+        else:
+            for f in self.stage_output:
+                f()
+            for f in self.stage_algebraic:
+                f()
 
     def derivative(self, t, x):
         self.evaluate(t, x)
-        xdot = np.concatenate([part.derivative(t, x[sl]) for part, sl in zip(self.parts, self.slices)])
-        if not np.isfinite(xdot).all():
+        if self.single is not None:
+            xdot = self.single.derivative(t, x)
+        else:
+            xdot = np.concatenate([part.derivative(t, x[sl]) for part, sl in zip(self.parts, self.slices)])
+        # the same test element by element: much cheaper than two ufunc calls on a few states
+        if not (all(map(math.isfinite, xdot.tolist())) if xdot.size <= 16 else np.isfinite(xdot).all()):
             raise SimulationError("non_finite_state", f"the state derivative is not finite at t = {t:.9g} "
                                   "(an infinite or NaN input, or a parameter outside the floating-point range)")
         return xdot
 
     def event_functions(self, t, x):
         self.evaluate(t, x)
+        if self.single is not None:
+            g = np.asarray(self.single.event_functions(t, x), dtype=float)
+            self.g_sizes = [g.size]
+            return g
         gs = [np.asarray(part.event_functions(t, x[sl]), dtype=float)
               for part, sl in zip(self.parts, self.slices)]
         self.g_sizes = [g.size for g in gs]
@@ -107,8 +139,9 @@ class PlanSystem:
         return min(times, default=math.inf)
 
 
-def run_continuous(plan) -> int:
-    """Integrate ``plan`` over its grid; returns the number of grid points run."""
+def run_continuous(plan, progress=None) -> int:
+    """Integrate ``plan`` over its grid; returns the number of grid points run.
+    ``progress(done, total)`` (optional) is called at each grid point."""
     d = plan.diagram
     system = PlanSystem(plan)
     ctx = plan.ctx
@@ -125,6 +158,8 @@ def run_continuous(plan) -> int:
             f()
         for f in after:
             f()
+        if progress is not None:
+            progress(ctx.k + 1, len(grid))
         return ctx.stop
 
     if d.max_step is not None and d.duration / d.max_step > plan.limits.max_solver_steps:
@@ -136,14 +171,42 @@ def run_continuous(plan) -> int:
     options = dict(method=METHOD[d.solver], rtol=d.rel_tol, atol=d.abs_tol, max_step=max_step,
                    sample=major_step, max_steps=plan.limits.max_solver_steps)
     x = system.x0
+    if system.n == 0 and system.algebraic_solve is not None:
+        # algebraic unknowns and nothing to integrate (a solver would jump straight to the
+        # end): solve them at each grid point in turn, so a failure names its first time
+        for k in range(len(grid)):
+            if major_step(float(grid[k]), x):
+                return k + 1
+        return len(grid)
+    budget = plan.limits.max_solver_steps
+    if (METHOD[d.solver] in ("ode1", "ode4") or update) and len(grid) - 1 > budget:
+        # a fixed-step method, or a restart at every grid point: at least a step per sample
+        raise SimulationError("too_many_steps", f"{len(grid)} samples need at least {len(grid) - 1} solver "
+                              f"steps (limit {budget} over the run)", path="/duration")
     if not update:
+        recorders = _bulk_recording(plan, system, progress)
+        if recorders is not None:
+            # nothing needs a major step at each grid point: integrate without the
+            # per-point callback and fill the recorders from the grid states at once
+            res = integrate_hybrid(system, x, grid, **dict(options, sample=None))
+            _record_in_bulk(plan, system, recorders, res)
+            return len(res.t)
         return len(integrate_hybrid(system, x, grid, **options).t)
     # discrete state: restart at every grid point so each major step is seen by the parts
     x = system.initialize(float(grid[0]), x)
     if major_step(float(grid[0]), x):
         return 1
+    used = 0   # the step limit holds for the whole run, not per restart
     for k in range(1, len(grid)):
-        res = integrate_hybrid(_Restart(system), x, grid[k - 1:k + 1], **dict(options, sample=None))
+        try:
+            res = integrate_hybrid(_Restart(system), x, grid[k - 1:k + 1],
+                                   **dict(options, sample=None, max_steps=budget - used))
+        except SimulationError as err:
+            if err.code != "too_many_steps":
+                raise
+            raise SimulationError("too_many_steps", f"more than {budget} solver steps over the run (by "
+                                  f"t = {grid[k - 1]:.9g}); raise the limit or loosen the tolerances") from None
+        used += res.stats["steps"]
         x = res.x[-1]
         if major_step(float(grid[k]), x):
             return k + 1
@@ -204,3 +267,441 @@ def crossing_part(io, surfaces):
     if io.solver not in SOLVER_OWNED or io.outs is None:
         return None
     return StatePart(io.id, np.zeros(0), surfaces=surfaces)
+
+
+# ----------------------------------------------------------------------------- algebraic states
+
+class AlgebraicPart:
+    """An algebraic unknown z of the diagram (nflow's ``algebraicState``: a constraint
+    block's output), determined by ``residual() == 0``. It is not integrated: it holds no
+    entry of the solver's state vector (``n_states`` 0) and ``AlgebraicSolve`` sets ``z``
+    at every evaluation. ``z`` doubles as the warm start of the next solve; the block
+    resets it to its guess at INIT. ``residual()`` reads the block's input from the signal
+    store (already evaluated for the trial ``z``)."""
+
+    def __init__(self, key: str, z0: float, residual, path: str | None = None):
+        self.key = key
+        self.z0 = self.z = float(z0)
+        self.residual = residual
+        self.path = path
+        self.x0 = np.zeros(0)
+        self.n_states = 0
+
+    def load(self, x):
+        pass
+
+    def derivative(self, t, x):
+        return np.zeros(0)
+
+    def event_functions(self, t, x):
+        return np.zeros(0)
+
+    def handle_events(self, t, x, fired):
+        return x
+
+    def initialize(self, t, x):
+        return x
+
+    def next_time_event(self, t):
+        return math.inf
+
+
+class AlgebraicSolve:
+    """Reduces the semi-explicit index-1 DAE x' = f(t, x, z), 0 = g(t, x, z) to an ODE in x:
+    every evaluation of the diagram (right-hand side, event functions, major step) first
+    solves g = 0 for the algebraic unknowns z at the given (t, x), running OUTPUT and
+    ALGEBRAIC side-effect free as the residual function, then evaluates the diagram at
+    that z (committed at a major step). So each point the solver sees, and each recorded
+    grid point, is on the constraint manifold.
+
+    The solve: damped Newton from the last solution (the block's InitialCondition at the
+    start) with a forward-difference Jacobian kept across solves, improved by Broyden
+    updates after each step and recomputed when the residual stops halving. It stops when
+    the Newton correction |J^-1 g|, with J differenced at that very point, is below
+    ``TIGHT (1 + |z|)`` (a test that does not depend on how g is scaled), or when g is
+    exactly 0. When Newton fails: scipy.optimize.root ('hybr', then 'lm' for several
+    unknowns) and, for one unknown, a search for a sign change of g around the last z
+    refined by brentq. Their result is accepted when its correction, with a Jacobian
+    differenced over ``ACCEPT_STEP`` (so that a jump of g across 0 is not taken for a
+    root), is below ``LOOSE (1 + |z|)``; otherwise the run stops with
+    ``constraint_unsolvable`` naming the blocks. Every path does a bounded number of
+    residual evaluations (a few per solve when the solution moves smoothly)."""
+
+    TIGHT = 1e-12          # Newton's stopping test on the correction, relative to 1 + |z|
+    LOOSE = 1e-8           # a point is accepted as a solution up to this correction
+    MAX_NEWTON = 40        # Newton iterations per solve
+    MAX_HALVINGS = 12      # step halvings of the damped Newton step
+    ACCEPT_STEP = 1e-6     # difference step (relative) of the acceptance test's Jacobian
+    BRACKET_STEPS = 48     # sign-change search: 1e-3 (1 + |z|) * 2^k, k < 48, on both sides
+
+    def __init__(self, system, unknowns):
+        self.sys = system
+        self.ctx = system.ctx
+        self.unknowns = unknowns
+        self.m = len(unknowns)
+        self.output = system.plan.output
+        self.algebraic = system.plan.algebraic
+        self.jac = None        # the last Jacobian dg/dz (a cache, not state)
+        self._at = None        # z of the last residual evaluation (what the store holds)
+        self.evaluations = 0   # residual evaluations so far (diagnostics)
+
+    # -- the residual --------------------------------------------------------------------
+    def residual(self, z) -> np.ndarray:
+        for part, v in zip(self.unknowns, z):
+            part.z = float(v)
+        for f in self.output:
+            f()
+        for f in self.algebraic:
+            f()
+        self._at = np.array(z, dtype=float)
+        self.evaluations += 1
+        return np.array([float(part.residual()) for part in self.unknowns])
+
+    def _settle(self, z) -> np.ndarray:
+        """Leave the parts and the signal store at ``z``."""
+        if self._at is None or not np.array_equal(self._at, z):
+            self.residual(z)
+        return z
+
+    def evaluate(self, t: float, x, committed: bool = False):
+        """PlanSystem.evaluate with the algebraic unknowns solved first."""
+        sysm, ctx = self.sys, self.ctx
+        ctx.t = t
+        ctx.side_effect_free = True
+        for part, sl in zip(sysm.parts, sysm.slices):
+            part.load(x[sl])
+        self._at = None            # a new (t, x): the store no longer matches any z
+        z = self._solve()
+        if committed:
+            ctx.side_effect_free = False
+            for f in self.output:
+                f()
+            for f in self.algebraic:
+                f()
+        return z
+
+    # -- the solve -----------------------------------------------------------------------
+    def _solve(self) -> np.ndarray:
+        z0 = np.array([part.z for part in self.unknowns])
+        f0 = self.residual(z0)
+        if np.isfinite(f0).all():
+            if not f0.any():
+                return z0
+            z = self._newton(z0, f0)
+            if z is not None:
+                return self._settle(z)
+        z = self._fallback(z0)
+        if z is not None:
+            return self._settle(z)
+        self._fail(z0)
+
+    def _jacobian(self, z, f, rel: float = 1.4901161193847656e-08):
+        """Forward differences with steps ``rel * max(1, |z_j|)`` (sqrt(eps) by default); a
+        column that is not finite there (g undefined past a domain edge) is taken backward."""
+        J = np.empty((self.m, self.m))
+        for j in range(self.m):
+            h = rel * max(1.0, abs(z[j]))
+            for sign in (1.0, -1.0):
+                zp = z.copy()
+                zp[j] += sign * h
+                col = (self.residual(zp) - f) / (zp[j] - z[j])
+                if np.isfinite(col).all():
+                    break
+            J[:, j] = col
+        return J
+
+    @staticmethod
+    def _correction(J, f):
+        """The Newton correction J^-1 f, or None when J is singular or not finite."""
+        if not np.isfinite(J).all():
+            return None
+        if J.shape[0] == 1:
+            d = J[0, 0]
+            dz = f / d if d != 0.0 else None
+        else:
+            try:
+                if np.linalg.cond(J) > 1e14:
+                    return None
+                dz = np.linalg.solve(J, f)
+            except np.linalg.LinAlgError:
+                return None
+        return dz if dz is not None and np.isfinite(dz).all() else None
+
+    def _newton(self, z, f):
+        J, fresh = self.jac, False
+        if J is None:
+            J, fresh = self._jacobian(z, f), True
+        best, best_size = None, math.inf
+        for _ in range(self.MAX_NEWTON):
+            dz = self._correction(J, f)
+            if dz is None:
+                if fresh:
+                    break
+                J, fresh = self._jacobian(z, f), True
+                continue
+            size = float(np.abs(dz).max()) / (1.0 + float(np.abs(z).max()))
+            if size < best_size:
+                best, best_size = z, size
+            if size <= self.TIGHT:
+                if fresh:
+                    self.jac = J
+                    return z
+                # confirmed with a Jacobian differenced at z itself: a secant or an old
+                # Jacobian can badly misjudge a strongly curved g (a pole nearby)
+                J, fresh = self._jacobian(z, f), True
+                continue
+            norm = float(np.abs(f).max())
+            lam, zn = 1.0, None
+            for _ in range(self.MAX_HALVINGS):
+                trial = z - lam * dz
+                if not np.isfinite(trial).all():
+                    lam *= 0.5
+                    continue
+                fn = self.residual(trial)
+                if np.isfinite(fn).all() and float(np.abs(fn).max()) < norm:
+                    zn = trial
+                    break
+                lam *= 0.5
+            if zn is None:            # no descent along the step
+                if fresh:
+                    break             # at the noise floor, or no root nearby
+                J, fresh = self._jacobian(z, f), True
+                continue
+            contracted = float(np.abs(fn).max()) <= 0.5 * norm
+            s, y = zn - z, fn - f
+            z, f = zn, fn
+            if not f.any():
+                self.jac = J
+                return z
+            if contracted:            # Broyden's rank-one update (the secant method for one z)
+                J = J + np.outer(y - J @ s, s) / float(s @ s)
+                fresh = False
+            else:                     # slow: the Jacobian is out of date
+                J, fresh = self._jacobian(z, f), True
+        if best is not None and best_size <= self.LOOSE and self._accept(best):
+            return best
+        return None
+
+    def _accept(self, z) -> bool:
+        """Whether ``z`` solves g = 0 up to a Newton correction of LOOSE (1 + |z|)."""
+        z = np.asarray(z, dtype=float)
+        if not np.isfinite(z).all():
+            return False
+        f = self.residual(z)
+        if not np.isfinite(f).all():
+            return False
+        if not f.any():
+            return True
+        # A difference step well above the accepted correction: across a jump of g that
+        # passes over 0 without a root, g/J is then about half that step, so it is refused.
+        J = self._jacobian(z, f, self.ACCEPT_STEP)
+        dz = self._correction(J, f)
+        if dz is None or float(np.abs(dz).max()) > self.LOOSE * (1.0 + float(np.abs(z).max())):
+            return False
+        self.jac = J
+        return True
+
+    def _fallback(self, z0):
+        from scipy import optimize
+        numeric = (ArithmeticError, ValueError, np.linalg.LinAlgError)
+        methods = ("hybr",) if self.m == 1 else ("hybr", "lm")
+        for method in methods:
+            try:
+                res = optimize.root(self.residual, z0, method=method,
+                                    options={"xtol": 1e-13, "maxfev": 200 * (self.m + 1)})
+            except numeric:
+                continue
+            if self._accept(res.x):
+                return np.array(res.x, dtype=float)
+        if self.m == 1:
+            return self._bracket(float(z0[0]))
+        return None
+
+    def _bracket(self, z0: float):
+        """One unknown: the nearest sign change of g on either side of ``z0`` (steps doubling
+        from 1e-3 (1 + |z0|)), refined by brentq."""
+        from scipy import optimize
+
+        def g(v):
+            return float(self.residual(np.array([v]))[0])
+
+        g0 = g(z0)
+        step = 1e-3 * (1.0 + abs(z0))
+        sides = [[z0, g0], [z0, g0]]
+        for _ in range(self.BRACKET_STEPS):
+            for side, sign in zip(sides, (1.0, -1.0)):
+                a, ga = side
+                b = z0 + sign * step
+                gb = g(b)
+                if math.isfinite(ga) and math.isinf(gb) and ga * gb < 0.0:
+                    b, gb = self._finite_end(g, a, ga, b)   # g overflowed past its root
+                if math.isfinite(ga) and math.isfinite(gb) and (ga == 0.0 or gb == 0.0 or ga * gb < 0.0):
+                    lo, hi = (a, b) if a < b else (b, a)
+                    try:
+                        root = optimize.brentq(g, lo, hi, xtol=1e-15 * (1.0 + abs(lo) + abs(hi)),
+                                               rtol=4.0 * np.finfo(float).eps, maxiter=200)
+                    except (RuntimeError, ValueError, ArithmeticError):
+                        root = None
+                    if root is not None and self._accept([root]):
+                        return np.array([root])
+                    # a jump of g across 0 (no root): search on past it
+                side[:] = [b, gb]
+            step *= 2.0
+        return None
+
+    @staticmethod
+    def _finite_end(g, a: float, ga: float, b: float):
+        """Bisect towards ``a`` from a point ``b`` where g is infinite (of the other sign)
+        to a point where g is finite; (b, g(b)) as found, possibly still infinite."""
+        gb = math.inf
+        for _ in range(64):
+            c = 0.5 * (a + b)
+            gc = g(c)
+            if math.isfinite(gc) and gc * ga <= 0.0:
+                return c, gc
+            if math.isfinite(gc):
+                a, ga = c, gc
+            else:
+                b = c
+        return b, gb
+
+    def _fail(self, z0):
+        names = ", ".join(repr(part.key) for part in self.unknowns)
+        f = self.residual(z0)
+        first = self.unknowns[0]
+        what = "constraint block" + ("s " if self.m > 1 else " ")
+        raise SimulationError(
+            "constraint_unsolvable",
+            f"{what}{names}: no z makes the residual input g zero at t = {self.ctx.t:.9g} "
+            f"(g = {', '.join(f'{v:.6g}' for v in f)} at z = {', '.join(f'{v:.6g}' for v in z0)}); "
+            "the equation g(x, z) = 0 has no real solution there, or g does not depend on z",
+            block=first.key, path=first.path)
+
+
+# ----------------------------------------------------------------------------- fast paths
+
+def _island_part():
+    from ..physical.islands import IslandPart
+    return IslandPart
+
+
+# Block types whose OUTPUT / ALGEBRAIC closures are pure functions of time and of their
+# inputs (handlers read for this list: no state, no warning, nothing that depends on
+# ctx.side_effect_free), so running them more or less often changes nothing but their
+# output slots.
+PURE_TYPES = frozenset({"constant", "enumeratedConstant", "step", "sine", "clock", "ramp", "gain", "sum"})
+# Block types that read their inputs only in AFTER_STEP, i.e. right after a committed
+# evaluation, and have no OUTPUT / ALGEBRAIC / UPDATE of their own.
+AFTER_STEP_READERS = frozenset({"toWorkspace", "scope", "display", "xyScope", "xyzScope", "fileSink",
+                                "stopSimulation", "terminator"})
+
+
+def _pure(block, phases) -> bool:
+    """Whether block's OUTPUT / ALGEBRAIC closures may run any number of times (or not at
+    all) without any effect but on its output slots."""
+    if phases.update is not None or phases.part is not None or phases.after_step is not None:
+        return False
+    if block.type.type in PURE_TYPES:
+        return True
+    # an acausal sensor whose every output is linear in the island state
+    return (block.type.acausal and phases.algebraic is None and phases.output is not None
+            and getattr(phases.output, "linear", None) is not None)
+
+
+def _after_step_reader(block, phases) -> bool:
+    return (block.type.type in AFTER_STEP_READERS and phases.output is None and phases.algebraic is None
+            and phases.update is None and phases.part is None)
+
+
+def _skippable(plan) -> frozenset:
+    """Indices of the blocks whose OUTPUT / ALGEBRAIC closures solver-stage evaluations
+    may skip: pure blocks (``_pure``) whose outputs are read only by after-step readers
+    or by other skippable blocks, so nothing that a stage evaluation computes for a
+    continuous part (island inputs, a StatePart's inputs, crossing surfaces, constraint
+    residuals) depends on them. Conservative: none in diagrams with subsystems or
+    algebraic unknowns."""
+    d = plan.diagram
+    if d.structure is not None:
+        return frozenset()
+    blocks, phases = d.blocks, plan.phases
+    consumers = [[] for _ in blocks]
+    for i, srcs in enumerate(plan.sources):
+        for src in srcs:
+            if src is not None:
+                consumers[src[0]].append(i)
+    cand = {i for i, (b, p) in enumerate(zip(blocks, phases))
+            if (p.output is not None or p.algebraic is not None) and _pure(b, p)}
+    changed = True
+    while changed:
+        changed = False
+        for i in sorted(cand):
+            if any(j not in cand and not _after_step_reader(blocks[j], phases[j]) for j in consumers[i]):
+                cand.discard(i)
+                changed = True
+    return frozenset(cand)
+
+
+def _stage_lists(plan, skipped):
+    """plan.output / plan.algebraic without the closures of ``skipped`` blocks (same
+    order). A closure the plan made itself (an algebraic-loop relaxation) is kept."""
+    if not skipped:
+        return list(plan.output), list(plan.algebraic)
+    owner = {}
+    for i, p in enumerate(plan.phases):
+        for f in (p.output, p.algebraic):
+            if f is not None:
+                owner.setdefault(id(f), i)
+    outs = [f for f in plan.output if owner.get(id(f)) not in skipped]
+    algs = [f for f in plan.algebraic if owner.get(id(f)) not in skipped]
+    return outs, algs
+
+
+def _bulk_recording(plan, system, progress):
+    """The recorders to fill in bulk after a free run, or None when the per-grid-point
+    major steps are needed. Taken only when nothing but toWorkspace recorders acts at a
+    major step and nothing else observes one: no UPDATE, no progress callback, no
+    algebraic unknowns, no subsystems; every AFTER_STEP (and every result) is a
+    toWorkspace with a bulk entry whose input is unconnected or written by a sensor
+    linear in the state; every other OUTPUT / ALGEBRAIC closure is pure (``_pure``).
+    Returns [(bulk, linear terms or None)]."""
+    d = plan.diagram
+    if progress is not None or plan.update or system.algebraic_solve is not None or d.structure is not None:
+        return None
+    own = {id(p.algebraic) for p in plan.phases if p.algebraic is not None}
+    if any(id(f) not in own for f in plan.algebraic):   # an algebraic loop's relaxation
+        return None
+    linear_of = {}
+    recorders = []
+    for b, p in zip(d.blocks, plan.phases):
+        if p.after_step is not None or p.result is not None:
+            bulk = getattr(p.after_step, "bulk", None)
+            if bulk is None or b.type.type != "toWorkspace" or p.output is not None or p.algebraic is not None:
+                return None
+            recorders.append(bulk)
+            continue
+        if p.output is None and p.algebraic is None:
+            continue
+        if not _pure(b, p):
+            return None
+        linear_of.update(getattr(p.output, "linear", None) or {})
+    out = []
+    for bulk in recorders:
+        if bulk.slot is None:
+            out.append((bulk, None))
+        elif bulk.slot in linear_of:
+            out.append((bulk, linear_of[bulk.slot]))
+        else:
+            return None
+    return out
+
+
+def _record_in_bulk(plan, system, recorders, res) -> None:
+    """Fill the recorders from the grid states of a free run, as the major steps would."""
+    from ..physical.islands import linear_values
+    n = len(res.t)
+    X = res.x
+    start = {id(part): sl.start for part, sl in zip(system.parts, system.slices)}
+    step_times = np.arange(n) * plan.diagram.sample_time    # ctx.t of each major step: k * dt
+    for bulk, linear in recorders:
+        column = None if linear is None else linear_values(linear, lambda part, i: X[:, start[id(part)] + i])
+        bulk(step_times, column)

@@ -182,6 +182,12 @@ class _Sampler:
         lim = t_end - self.snap(t_end)
         end = int(np.searchsorted(grid, lim, side="left"))
         if end - self.k > 1 and getattr(state_at, "batch", None) is not None:
+            if self.sample is None:
+                # nobody to call per point: store the whole batch with one assignment
+                # (the same rows the loop below would store one by one)
+                self.out[self.k:end] = state_at.batch(grid[self.k:end])
+                self.k = end
+                return
             for x in state_at.batch(grid[self.k:end]):
                 if self.stop:
                     return
@@ -208,6 +214,39 @@ class _Sampler:
         return self.stop or self.k >= len(self.grid)
 
 
+def _point_evaluator(dense):
+    """``dense(t)`` for one time ``t``. For scipy's RK dense output (RK45, RK23), the very
+    operations of ``RkDenseOutput._call_impl`` on a scalar (the powers of x as a running
+    product, as its cumprod does; the same ``np.dot``) without the array wrapping around
+    them; any other dense output is called as it is."""
+    try:
+        from scipy.integrate._ivp.lsoda import LsodaDenseOutput
+        from scipy.integrate._ivp.rk import RkDenseOutput
+    except ImportError:          # a scipy that moved them: the public call
+        return dense
+    if type(dense) is LsodaDenseOutput:
+        # LsodaDenseOutput._call_impl on a scalar: the same power ufunc and np.dot
+        yh, tn, hn, powers = dense.yh, dense.t, dense.h, dense.p
+
+        def at_lsoda(t):
+            return np.dot(yh, ((t - tn) / hn) ** powers)
+        return at_lsoda
+    if type(dense) is not RkDenseOutput:
+        return dense
+    Q, h, t_old, y_old, order = dense.Q, dense.h, dense.t_old, dense.y_old, dense.order
+    dot, array = np.dot, np.array
+
+    def at(t):
+        x = (t - t_old) / h
+        p = [x]
+        for _ in range(order):
+            p.append(p[-1] * x)
+        y = h * dot(Q, array(p))
+        y += y_old
+        return y
+    return at
+
+
 class _Watch:
     """Relation values frozen at the last (re)start, with a per-entry left bracket."""
 
@@ -223,6 +262,7 @@ class _Watch:
             r = np.full(g0.shape, np.nan)
         r = np.where(np.isnan(r) & (g0 != 0.0), (g0 > 0.0).astype(float), r)
         self.pending = np.isnan(r)
+        self.any_pending = bool(self.pending.any())
         self.b0 = r == 1.0
         self.t_left = np.full(g0.shape, float(t0))
         self.g_left = g0.copy()
@@ -233,7 +273,7 @@ class _Watch:
         if g1.shape != self.b0.shape:
             raise SimulationError("event_function_size",
                                   "event_functions changed length without an event")
-        if self.pending.any():
+        if self.any_pending:
             # decide the side of functions that started exactly at 0 from where they go
             tp = min(self.t0 + max(1e-6 * (t1 - self.t0), _xtol(t1)), t1)
             gp = g(tp, state_at(tp)) if tp < t1 else g1
@@ -243,6 +283,7 @@ class _Watch:
             self.t_left[p] = tp
             self.g_left[p] = gp[p]
             self.pending = np.zeros_like(p)
+            self.any_pending = False
         return np.nonzero((g1 > 0.0) != self.b0)[0]
 
     def advance(self, t1, g1):
@@ -461,13 +502,17 @@ class _Run:
                 g_new = g(t_new, x_new)
                 dense = None
 
+                point = None
+
                 def state_at(tt, t_new=t_new, x_new=x_new):
-                    nonlocal dense
+                    nonlocal dense, point
                     if tt == t_new:
                         return x_new
-                    if dense is None:
-                        dense = solver.dense_output()
-                    return dense(tt)
+                    if point is None:
+                        if dense is None:
+                            dense = solver.dense_output()
+                        point = _point_evaluator(dense)
+                    return point(tt)
 
                 def batch(ts):
                     nonlocal dense

@@ -120,5 +120,17 @@ def relaxation(group, blocks, phases, S, slot_of):
 
 
 def _settled(new, old) -> bool:
-    diff = np.abs(np.asarray(new, dtype=float) - np.asarray(old, dtype=float))
-    return bool(np.all(diff <= REL_TOL * np.maximum(1.0, np.abs(np.asarray(new, dtype=float)))))
+    """Whether a loop signal stopped changing over a sweep: every element equal to its
+    previous value or within REL_TOL of it (relative, absolute below 1). Works for every
+    signal kind: floats, complex (the modulus of the change), exact integers (equal, as
+    Python ints: no wrap-around in a uint64 difference), mixes of them (a first sweep)."""
+    if new.__class__ is float and old.__class__ is float:     # the common case, no numpy
+        return new == old or abs(new - old) <= REL_TOL * max(1.0, abs(new))
+    a, b = np.asarray(new), np.asarray(old)
+    if a.dtype.kind in "iub" and b.dtype.kind in "iub":
+        return a.tolist() == b.tolist()
+    if a.dtype.kind not in "fc":      # an integer beside a float: compare as doubles
+        a = a.astype(float)
+    if b.dtype.kind not in "fc":
+        b = b.astype(float)
+    return bool(np.all((a == b) | (np.abs(a - b) <= REL_TOL * np.maximum(1.0, np.abs(a)))))

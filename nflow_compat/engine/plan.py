@@ -13,9 +13,11 @@ import time as _time
 import numpy as np
 
 from ..blocks import NOT_RUNNABLE, BlockIO, Phases, load_all
+from ..blocks.source import BASE_DIR_KEY, preload_file_source
 from ..diagram import Diagram, Limits
-from ..errors import DiagramError, SimulationError
+from ..errors import DiagramError, NFlowError, SimulationError, clip_message
 from ..physical import islands
+from ..signals import width_key
 from . import ordering
 from .context import Ctx
 from .continuous import run_continuous
@@ -26,11 +28,14 @@ _FIXED_STEP = ("discrete", "ode1")
 
 
 class Plan:
-    def __init__(self, diagram: Diagram, limits: Limits | None = None):
+    def __init__(self, diagram: Diagram, limits: Limits | None = None, *, base_dir=None):
         registry = load_all()
         self.diagram = diagram
         self.limits = limits or Limits()
         blocks = diagram.blocks
+        for b in blocks:
+            if b.type.type == "fileSource":   # nflow's builtin reads the file before the run
+                preload_file_source(b, base_dir, self.limits)
         for b in blocks:
             if b.type.type not in registry:
                 reason = NOT_RUNNABLE.get(b.type.type) or (
@@ -40,6 +45,7 @@ class Plan:
                                       f"supported ({reason}); see `nflow-sim blocks`", block=b.id, path=b.path)
         handlers = [registry[b.type.type] for b in blocks]
         self.sources = _input_sources(diagram)             # per block: list of (src, port) | None
+        _check_complex(diagram, handlers, self.sources)    # from the wiring alone, before any width rule
         out_widths = _propagate_widths(diagram, handlers, self.sources)
         # A diagram may declare fewer ports than the manifest lists ("inputs": 0): the
         # missing inputs are unconnected ones, the missing outputs write to hidden slots.
@@ -50,6 +56,7 @@ class Plan:
                 padded = h.widths(dataclasses.replace(b, outputs=n), in_w)
                 out_widths.update({(b.index, p): padded[p] for p in range(b.outputs, n)})
             self.sources[b.index] += [None] * max(0, b.type.inputs - b.inputs)
+        _check_widths(diagram, out_widths, self.limits)
         # one slot per output port
         self.slot_of = {}
         init_values = []
@@ -61,6 +68,7 @@ class Plan:
         self.initial_signals = init_values
         self.S = list(init_values)
         self.ctx = Ctx(diagram.sample_time)
+        self.ctx.shared[BASE_DIR_KEY] = base_dir
         self.phases: list[Phases] = []
         members = islands.lower(diagram, self.ctx, self.S)
         index_of = {b.id: b.index for b in blocks}
@@ -76,7 +84,13 @@ class Plan:
             out_w = [out_widths[(b.index, p)] for p in range(n_outs[b.index])]
             io = BlockIO(b, self.S, self.ctx, ins, in_w, outs, out_w, diagram.variables, members.get(b.index),
                          diagram.solver, slot_by_id, block_ids)
-            self.phases.append(h.build(io))
+            try:
+                self.phases.append(h.build(io))
+            except NFlowError:
+                raise
+            except Exception as exc:   # a handler bug: a typed error naming the block
+                raise SimulationError("internal_error", f"block {b.id!r} ({b.type.type}) could not be built: "
+                                      f"{type(exc).__name__}: {exc}", block=b.id, path=b.path) from exc
         feedthrough = [p.feedthrough if p.feedthrough is not None else h.feedthrough(b)
                        for b, h, p in zip(blocks, handlers, self.phases)]
         alg_groups = ordering.algebraic_order(diagram, self.phases, feedthrough, self.sources)
@@ -87,10 +101,17 @@ class Plan:
         self.output = [p.output for p in self.phases if p.output]
         self.update = [p.update for p in self.phases if p.update]
         self.after_step = [p.after_step for p in self.phases if p.after_step]
+        if diagram.structure is not None:   # forEach checks; conditional/iterated subsystems run as units
+            from ..subsystems import compile_structure
+            compile_structure(self, feedthrough)
         self.continuous = [b.id for b, p in zip(blocks, self.phases) if p.continuous]
         self.has_parts = any(p.part is not None for p in self.phases)
 
-    def run(self) -> dict:
+    def run(self, progress=None) -> dict:
+        """One run from INIT. ``progress(done, total)``, if given, is called with the grid
+        points done so far: between chunks of at most 4096 steps (about 65,000 block calls)
+        in the fixed-step loop, at each grid point under a solver, and at a stop. It must
+        be cheap and must not touch the plan."""
         d = self.diagram
         if d.solver not in _FIXED_STEP and self.continuous:
             raise SimulationError("unsupported_solver", f"solver {d.solver!r} is not available yet for "
@@ -99,16 +120,35 @@ class Plan:
         started = _time.perf_counter()
         self.S[:] = self.initial_signals
         self.ctx.reset()
-        for f in self.init:
-            f()
+        if progress is not None:
+            progress = _CallerCallback(progress)
         try:
+            for f in self.init:
+                f()
             with np.errstate(all="ignore"):
-                steps = run_continuous(self) if self.has_parts else run_fixed_step(self, d.n_samples)
-        except (ArithmeticError, ValueError) as exc:   # a block's math left the floating-point range
-            raise SimulationError("numeric_error", f"the run failed at t = {self.ctx.t:.9g}: "
-                                  f"{type(exc).__name__}: {exc}") from None
-        wall = _time.perf_counter() - started
-        return self._result(steps, wall)
+                steps = (run_continuous(self, progress) if self.has_parts
+                         else run_fixed_step(self, d.n_samples, progress))
+            wall = _time.perf_counter() - started
+            return self._result(steps, wall)
+        except NFlowError:
+            raise
+        except _CallerError as caller:   # the caller's own progress callback raised: theirs, untouched
+            raise caller.exc from None
+        except Exception as exc:
+            # A block's math left the floating-point range (numeric_error), or a handler
+            # bug (internal_error): never a raw exception. Found only on this path, so
+            # the loop pays nothing for it.
+            raise self._failure(exc) from exc
+
+    def _failure(self, exc: Exception) -> SimulationError:
+        """The typed error for ``exc`` escaping the run, naming the block it came from."""
+        code = "numeric_error" if isinstance(exc, (ArithmeticError, ValueError)) else "internal_error"
+        i = _failing_block(self.phases, exc)
+        if i is None:
+            return SimulationError(code, f"the run failed at t = {self.ctx.t:.9g}: {type(exc).__name__}: {exc}")
+        b = self.diagram.blocks[i]
+        return SimulationError(code, f"block {b.id!r} ({b.type.type}) failed at t = {self.ctx.t:.9g}: "
+                               f"{type(exc).__name__}: {exc}", block=b.id, path=b.path)
 
     def _result(self, steps: int, wall: float) -> dict:
         dt = self.diagram.sample_time
@@ -116,20 +156,152 @@ class Plan:
                "events": list(self.ctx.events),
                "stats": {"steps": steps, "events": len(self.ctx.events), "solver": self.diagram.solver,
                          "wall_s": round(wall, 6)},
-               "warnings": list(self.diagram.warnings) + list(self.ctx.warnings)}
+               "warnings": [clip_message(w) for w in list(self.diagram.warnings) + list(self.ctx.warnings)]}
+        noted = len(self.ctx.warnings)
         for b, p in zip(self.diagram.blocks, self.phases):
             if p.result is None:
                 continue
             section, key, value = p.result()
-            if key in out[section]:
-                out["warnings"].append(f"{section} entry {key!r} written by more than one block; "
-                                       f"block {b.id!r} (the later one) wins")
-            out[section][key] = value
+            entries = out.setdefault(section, {})   # e.g. "files" (fileSink) only when there is one
+            if key in entries:
+                out["warnings"].append(clip_message(f"{section} entry {key!r} written by more than one block; "
+                                                    f"block {b.id!r} (the later one) wins"))
+            entries[key] = value
+        out["warnings"] += [clip_message(w) for w in self.ctx.warnings[noted:]]   # noted by result()
         return out
+
+
+class _CallerError(Exception):
+    """Carries an exception of the caller's progress callback through the run's net."""
+
+    def __init__(self, exc: Exception):
+        super().__init__(exc)
+        self.exc = exc
+
+
+class _CallerCallback:
+    """The caller's ``progress`` with its exceptions marked as theirs (a callback may
+    raise to cancel the run: that must reach the caller as it was raised)."""
+
+    __slots__ = ("fn",)
+
+    def __init__(self, fn):
+        self.fn = fn
+
+    def __call__(self, done, total):
+        try:
+            self.fn(done, total)
+        except Exception as exc:
+            raise _CallerError(exc) from None
+
+
+_PHASE_FNS = ("init", "output", "algebraic", "update", "after_step", "result", "next_time_event")
+
+
+def _failing_block(phases: list, exc: BaseException):
+    """The index of the block whose phase closure ``exc`` escaped from, None if unknown.
+
+    The traceback is a chain of frames; a block's closure runs in the frame just below
+    the one that called it, and that caller holds the closure (a loop variable ``f``, a
+    ``Phases`` ``p``). The innermost such caller/closure pair names the block."""
+    owner = {}
+    for i, p in enumerate(phases):
+        owner.setdefault(id(p), i)
+        for name in _PHASE_FNS:
+            fn = getattr(p, name, None)
+            if fn is not None:
+                owner.setdefault(id(fn), i)
+    frames = []
+    tb = exc.__traceback__
+    while tb is not None:
+        frames.append(tb.tb_frame)
+        tb = tb.tb_next
+    found = None
+    for caller, callee in zip(frames, frames[1:]):
+        for value in caller.f_locals.values():
+            i = owner.get(id(value))
+            if i is None:
+                continue
+            fns = [getattr(value, n, None) for n in _PHASE_FNS] if isinstance(value, Phases) else [value]
+            if any(getattr(fn, "__code__", None) is callee.f_code for fn in fns):
+                found = i
+                break
+    return found
 
 
 def compile_diagram(diagram: Diagram) -> Plan:
     return Plan(diagram)
+
+
+def _check_widths(diagram: Diagram, out_widths: dict, limits: Limits) -> None:
+    """Signal widths and the run's size (grid samples x all signal elements) against the
+    limits, before anything is allocated."""
+    total = 0
+    for (i, port), w in out_widths.items():
+        if w > limits.max_width:
+            b = diagram.blocks[i]
+            raise DiagramError("too_wide", f"block {b.id!r} ({b.type.type}): output {port} would have {w} "
+                               f"elements (limit {limits.max_width})", block=b.id, path=b.path)
+        total += w
+    work = total * diagram.n_samples
+    if work > limits.max_element_steps:
+        raise SimulationError("too_many_element_steps", f"{diagram.n_samples} samples x {total} signal elements "
+                              f"= {work:.4g} element-steps (limit {limits.max_element_steps:.4g}); shorten the "
+                              "run, enlarge sampleTime or raise the limit", path="/duration")
+
+
+def _check_complex(diagram: Diagram, handlers, sources) -> None:
+    """nflow's complex-type check (``setComplexSupport``), at compile time only: which
+    blocks output complex signals, run to a fixed point over the wiring and the goto/from
+    routes (a type with output 1 makes them, a type with output -1 forwards them when an
+    input is complex), then a ``complex_not_supported`` error for the first block fed a
+    complex signal that its type does not accept. The run itself pays nothing for it."""
+    blocks = diagram.blocks
+    support = [h.complex for h in handlers]
+    consumers = [[] for _ in blocks]
+    for i, srcs in enumerate(sources):
+        for src in srcs:
+            if src is not None:
+                consumers[src[0]].append(i)
+    for src, i in _label_routes(blocks, sources):   # goto/from: not wires, but the signal goes along
+        consumers[src[0]].append(i)
+    origin = [None] * len(blocks)   # per block: the complex-making block its outputs carry, None if real
+    queue = [i for i, s in enumerate(support) if s.output == 1]
+    for i in queue:
+        origin[i] = i
+    for i in queue:                 # breadth first (the queue grows): origin = the nearest maker
+        for j in consumers[i]:
+            if origin[j] is None and support[j].output == -1:
+                origin[j] = origin[i]
+                queue.append(j)
+    for b, srcs, s in zip(blocks, sources, support):
+        if s.accepts:
+            continue
+        for port, src in enumerate(srcs):
+            if src is None or origin[src[0]] is None:
+                continue
+            a, first = blocks[src[0]], blocks[origin[src[0]]]
+            via = "" if first is a else f", which carries the complex signal of {first.id!r} ({first.type.type})"
+            raise DiagramError("complex_not_supported",
+                               f"block {b.id!r} ({b.type.type}) does not accept complex signals; its input {port} "
+                               f"comes from {a.id!r} ({a.type.type}){via}; extract parts with complexToRealImag "
+                               "or complexToMagnitudeAngle first", block=b.id, path=b.path)
+
+
+def _label_routes(blocks, sources) -> list:
+    """(source of a labelSink's input, labelSource index) for every labelSource that
+    copies that signal: the last labelSink declared with its GotoTag wins, as the
+    handlers resolve it (a subsystem's port labelSource is replaced by wires)."""
+    def tag(b):
+        value = b.params.get("GotoTag")
+        return value if isinstance(value, str) else None
+    entering = {}
+    for b, srcs in zip(blocks, sources):
+        if b.type.type == "labelSink" and tag(b) is not None:
+            entering[tag(b)] = srcs[0] if srcs else None
+    return [(entering[tag(b)], b.index) for b in blocks
+            if b.type.type == "labelSource" and not b.params.get("isExternalPort")
+            and entering.get(tag(b)) is not None]
 
 
 def _input_sources(diagram: Diagram) -> list:
@@ -157,7 +329,14 @@ def _propagate_widths(diagram: Diagram, handlers, sources) -> dict:
                 in_w.append(1)
             else:
                 return None
-        out = handlers[i].widths(blocks[i], in_w)
+        try:
+            out = handlers[i].widths(blocks[i], in_w)
+        except NFlowError:
+            raise
+        except Exception as exc:   # a width rule's bug: a typed error naming the block
+            raise SimulationError("internal_error", f"block {blocks[i].id!r} ({blocks[i].type.type}): its signal "
+                                  f"widths could not be worked out: {type(exc).__name__}: {exc}",
+                                  block=blocks[i].id, path=blocks[i].path) from exc
         if len(out) != blocks[i].outputs:
             raise DiagramError("bad_port_count", f"block {blocks[i].id!r} ({blocks[i].type.type}) cannot have "
                                f"{blocks[i].outputs} output(s) here (it has {len(out)})", block=blocks[i].id,
@@ -179,7 +358,9 @@ def _propagate_widths(diagram: Diagram, handlers, sources) -> dict:
         changed = False
         for i in range(len(blocks)):
             for p, w in enumerate(compute(i, False)):
-                if widths[(i, p)] != w:
+                # a bus layout / matrix dims arriving where a plain count of the same
+                # size stood is a change too (``==`` on widths compares counts only)
+                if width_key(widths[(i, p)]) != width_key(w):
                     widths[(i, p)] = w
                     changed = True
         if not changed:

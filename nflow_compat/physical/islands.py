@@ -346,9 +346,39 @@ def _reader(domain: str, kind: str, parts: list, refs: list):
 
     if len(probes) == 1:
         (part, probe), = probes
-        return lambda: value(part, probe)
-    (pa, fa), (pb, fb) = probes
-    return lambda: value(pa, fa) - value(pb, fb)
+
+        def read():
+            return value(part, probe)
+    else:
+        (pa, fa), (pb, fb) = probes
+
+        def read():
+            return value(pa, fa) - value(pb, fb)
+    read.linear = linear_reader(parts, [part.island.probe_linear(absolute, ref) for part, ref in zip(parts, refs)])
+    return read
+
+
+def linear_reader(parts: list, terms: list):
+    """What a sensor reader computes when every probe it reads is linear in its island's
+    state (``Island.probe_linear``): a tuple of ``(part, i, k, d)``, the value being
+    ``float(k * x[i] + d)`` of ``part``'s state (no ``+ d`` when d is None) for one term,
+    the first minus the second for two (a relative sensor); None otherwise. The reader
+    is then pure (no cache, no solve), and ``linear_values`` gives its values on a whole
+    matrix of states."""
+    if any(term is None for term in terms):
+        return None
+    return tuple((part,) + tuple(term) for part, term in zip(parts, terms))
+
+
+def linear_values(linear: tuple, columns) -> np.ndarray:
+    """The values of a linear reader (``linear_reader``) on many states at once:
+    ``columns(part, i)`` is the 1-D array of state ``i`` of ``part`` over the samples.
+    The same floating-point operations as the reader, element-wise."""
+    out = []
+    for part, i, k, d in linear:
+        col = k * columns(part, i)
+        out.append(col if d is None else col + d)
+    return out[0] if len(out) == 1 else out[0] - out[1]
 
 
 def _element_name(b) -> str:

@@ -1033,7 +1033,18 @@ class Island:
         self.nz, self.nv, self.np = nz, nv, np_
         nY = self.nY = n + nz + nv + np_
         self.mass = mass
-        self._minv = 1.0 / mass if n else mass
+        with np.errstate(divide="ignore", over="ignore"):
+            minv = 1.0 / mass if n else mass
+        tiny = np.nonzero(~np.isfinite(minv))[0]
+        if tiny.size:   # 0, or so small that 1/m overflows: no numpy warning, a typed error now
+            # (the code the run would end with: its accelerations would not be finite)
+            name = dof_names[tiny[0]]
+            what = self._names["mass"]
+            raise SimulationError("non_finite_state", f"{name}: the {'inertia' if what == 'J' else 'mass'} of "
+                                  f"this body ({mass[tiny[0]]:.3g}, with what is rigidly tied to it) is too small: "
+                                  "its inverse, and so its acceleration, overflows double precision",
+                                  block=name, param=what)
+        self._minv = minv
         self.Mz = Mz
         self.x0 = np.concatenate((q0, v0, np.array([v for _, v in x_extra], dtype=float)))
         self._K, self._D, self._c0, self._B = K, D, c0, B
@@ -1082,6 +1093,21 @@ class Island:
         self._epoch = 0
         self._prepare_massless()
         self._commit([FrictionState() for _ in frictions])
+        self._prepare_scalar()
+
+    def _prepare_scalar(self):
+        """One massive coordinate and nothing else (no driven, massless or extra states,
+        no non-linear or time-function forces): ``derivative`` then works on Python
+        floats, with the same operations in the same order as the array path."""
+        n = self.n
+        self._scalar = None
+        if not (n == 1 and self._fast and self.nz == 0 and len(self.x0) == 2):
+            return
+        if any(len(f.G) != 1 or len(f.Gx) != 1 for f in self.frictions):
+            return
+        B = tuple(float(b) for b in self._Bu[0]) if self._Bu.size else ()
+        self._scalar = (float(self._Klin[0, 0]), float(self._Klin[0, 1]), float(self._c0[0]), B,
+                        [(float(f.G[0]), float(f.Gx[0])) for f in self.frictions])
 
     # -- massless nodes ----------------------------------------------------------------
     def _rows_nl(self, sl):
@@ -1435,6 +1461,7 @@ class Island:
         self._locked = tuple(locked)
         self._sliding = [(i, b) for i, b in enumerate(branches) if b >= fr.START_F]
         self._A = None          # KKT of this mode set, built on first use
+        self._A_scalar = None   # its one entry, for _derivative_scalar
         self._need_sa = any(code in (fr.REL_SA_FMAX_POS, fr.REL_SA_F0_POS, fr.REL_SA_FMAX_NEG,
                                      fr.REL_SA_F0_NEG) for f in self.frictions for code in f.watch)
         self._n_events = sum(len(f.watch) for f in self.frictions) + self._n_switch_rel
@@ -1443,8 +1470,36 @@ class Island:
         self._epoch += 1
 
     # -- hybrid-system interface ---------------------------------------------------------
+    def _derivative_scalar(self, t, x):
+        """``derivative`` of a one-coordinate island (``_prepare_scalar``) in floats."""
+        K, D, c0, B, rows = self._scalar
+        u = self._u(t, x)
+        q, v = x.tolist()
+        uu = u.tolist()
+        F = K * q + D * v + c0                       # _base: Klin @ [q, v] + c0
+        if B:
+            Bu = B[0] * uu[0]
+            for j in range(1, len(B)):
+                Bu = Bu + B[j] * uu[j]
+            F = F + Bu                               # ... + Bu @ u
+        fl = self.frictions
+        for i, br in self._sliding:
+            f = fl[i]
+            G, Gx = rows[i]
+            fn = f.fn_max * uu[f.u_index] if f.u_index >= 0 else 0.0
+            F = F - f.law.force(br, Gx * v, fn) * G
+        a0 = self._A_scalar
+        if a0 is None:
+            A = self._A
+            if A is None:
+                A = self._A = self._kkt(self._locked)[0]
+            a0 = self._A_scalar = float(A[0, 0])
+        return np.array((v, a0 * F))
+
     def derivative(self, t, x):
         x = np.asarray(x, dtype=float)
+        if self._scalar is not None and not self._need_h:
+            return self._derivative_scalar(t, x)
         n = self.n
         u = self._u(t, x)
         F, Vx, _, Yd, _ = self._base(t, x, u)
@@ -1481,10 +1536,56 @@ class Island:
             out.extend(e.law.relations(float(e.coef @ Y[e.idx]) + e.k0))
         return out
 
+    def _event_functions_scalar(self, t, x):
+        """``event_functions`` of a one-coordinate island (``_prepare_scalar``) in floats:
+        ``_base`` and ``_solve`` (for ``sa``) written out for one coordinate."""
+        K, D, c0, B, rows = self._scalar
+        u = self._u(t, x)
+        q, v = x.tolist()
+        uu = u.tolist()
+        F = K * q + D * v + c0
+        if B:
+            Bu = B[0] * uu[0]
+            for j in range(1, len(B)):
+                Bu = Bu + B[j] * uu[j]
+            F = F + Bu
+        fl = self.frictions
+        branches = self._branches
+        sa = None
+        if self._need_sa:
+            Fs = F
+            fn_all = []
+            for i, f in enumerate(fl):
+                fn = f.fn_max * uu[f.u_index] if f.u_index >= 0 else 0.0
+                fn_all.append(fn)
+                br = branches[i]
+                if br >= fr.START_F:
+                    G, Gx = rows[i]
+                    Fs = Fs - f.law.force(br, Gx * v, fn) * G
+            A, Lam, idx, _, _ = self._kkt(self._locked)
+            a = float(A[0, 0]) * Fs
+            sa = [0.0] * len(fl)
+            for j, i in enumerate(idx):
+                sa[i] = float(Lam[j, 0]) * Fs
+            for i, f in enumerate(fl):
+                br = branches[i]
+                if br != fr.LOCKED:
+                    _, f0_max = f.law.thresholds(fn_all[i])
+                    sa[i] = fr.sa_from_arel(br, rows[i][0] * a, f0_max)
+        out = []
+        for i, f in enumerate(fl):
+            if not f.watch:
+                continue
+            fn = f.fn_max * uu[f.u_index] if f.u_index >= 0 else 0.0
+            self._append_relations(out, f, rows[i][1] * v, fn, sa[i] if sa else 0.0, x)
+        return np.array(out)
+
     def event_functions(self, t, x):
         if self._n_events == 0:
             return np.zeros(0)
         x = np.asarray(x, dtype=float)
+        if self._scalar is not None and not self._switched:
+            return self._event_functions_scalar(t, x)
         u = self._u(t, x)
         base = self._base(t, x, u)
         Vx, Y = base[1], base[2]
@@ -1497,27 +1598,7 @@ class Island:
             if not f.watch:
                 continue
             fn = f.fn_max * u[f.u_index] if f.u_index >= 0 else 0.0
-            vr = float(f.Gx @ Vx)
-            f0, f0_max = f.law.thresholds(fn)
-            for code in f.watch:
-                if code == fr.REL_V_POS:
-                    out.append(vr)
-                elif code == fr.REL_V_NEG:
-                    out.append(-vr)
-                elif code == fr.REL_FN:
-                    out.append(fn)
-                elif code == fr.REL_ROOM_F:
-                    out.append(f.law.smax_eff - self._position(f, x))
-                elif code == fr.REL_ROOM_B:
-                    out.append(self._position(f, x) - f.law.smin_eff)
-                elif code == fr.REL_SA_FMAX_POS:
-                    out.append(sa[i] - f0_max)
-                elif code == fr.REL_SA_F0_POS:
-                    out.append(sa[i] - f0)
-                elif code == fr.REL_SA_FMAX_NEG:
-                    out.append(-sa[i] - f0_max)
-                else:  # REL_SA_F0_NEG
-                    out.append(-sa[i] - f0)
+            self._append_relations(out, f, float(f.Gx @ Vx), fn, sa[i] if sa else 0.0, x)
         if self._switched:
             out.extend(self._switch_relations(Y))
         return np.array(out)
@@ -1550,6 +1631,30 @@ class Island:
 
     def _position(self, f, x):
         return float(f.s_k * x[f.s_dof] + f.s_off) if f.s_dof >= 0 else f.s_off
+
+    def _append_relations(self, out, f, vr, fn, sa_i, x):
+        """Append the values (``g > 0`` form) of the relations friction element ``f``
+        watches: relative speed ``vr``, normal force ``fn``, path parameter ``sa_i``."""
+        f0, f0_max = f.law.thresholds(fn)
+        for code in f.watch:
+            if code == fr.REL_V_POS:
+                out.append(vr)
+            elif code == fr.REL_V_NEG:
+                out.append(-vr)
+            elif code == fr.REL_FN:
+                out.append(fn)
+            elif code == fr.REL_ROOM_F:
+                out.append(f.law.smax_eff - self._position(f, x))
+            elif code == fr.REL_ROOM_B:
+                out.append(self._position(f, x) - f.law.smin_eff)
+            elif code == fr.REL_SA_FMAX_POS:
+                out.append(sa_i - f0_max)
+            elif code == fr.REL_SA_F0_POS:
+                out.append(sa_i - f0)
+            elif code == fr.REL_SA_FMAX_NEG:
+                out.append(-sa_i - f0_max)
+            else:  # REL_SA_F0_NEG
+                out.append(-sa_i - f0)
 
     def _iteration_step(self, t, x, u, pre, initial):
         """One Modelica event-iteration step with the pre values ``pre`` held fixed."""
@@ -1902,6 +2007,22 @@ class Island:
                     Fz -= f.law.force(br, float(f.Gx @ Vx), fn_all[i]) * gz
         zdd = self._zddot(t, x, u)[j] if self.Mz[j] else 0.0
         return float(self.Mz[j] * zdd - Fz)
+
+    def probe_linear(self, kind: str, target: str):
+        """``(i, k, d)`` when :meth:`probe` ``(kind, target)`` reads ``float(k * x[i] + d)``
+        (``float(k * x[i])`` when ``d`` is None) of this island's state ``x``, whatever the
+        time, inputs and modes: a position or speed on a massive coordinate. None for
+        anything else (ground, driven or massless nodes, relative or other kinds). The
+        probe itself computes exactly these operations, so a caller may evaluate them on
+        a whole column of states at once."""
+        if kind not in ("s", "phi", "pos", "v", "w", "vel"):
+            return None
+        i, k, d = self._loc(target)
+        if not 0 <= i < self.n:
+            return None
+        if kind in ("s", "phi", "pos"):
+            return i, k, d
+        return self.n + i, k, None
 
     def probe(self, kind: str, target: str, other: str | None = None) -> Callable:
         """A reader ``(t, x) -> float`` for a sensor output.

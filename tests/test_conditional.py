@@ -1,0 +1,463 @@
+"""Conditional and iterated execution: if, switchCase, action / enabled subsystems, merge,
+function-call generator and split, for / while iterators (iteratorNumber, iteratorCondition)."""
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import nflow_compat as nc
+from tests.util import blk, diagram, drive, one, record, series, trace, wire
+
+
+def port_in(id="in1"):
+    return blk(id, "labelSource", isExternalPort=True)
+
+
+def port_out(id="out1"):
+    return blk(id, "labelSink", isExternalPort=True)
+
+
+def sub(id, blocks, conns, ins=("in1",), outs=("out1",), **params):
+    return blk(id, "subsystem", dict(params, externalInputs=[{"id": i, "name": i} for i in ins],
+                                     externalOutputs=[{"id": o, "name": o} for o in outs],
+                                     subsystem={"blocks": blocks, "connections": conns}))
+
+
+def error_of(d, **kw):
+    with pytest.raises(nc.NFlowError) as info:
+        nc.simulate(d, **kw)
+    return info.value
+
+
+def outputs(block, *values, n=None):
+    """Every output (0..n-1) of ``block`` (id 'b') at t = 0, fed by constants."""
+    n = n or block.get("outputs", 2)
+    blocks = [blk(f"c{k}", "constant", Value=v) for k, v in enumerate(values)] + [block]
+    blocks += [record(f"w{p}", f"y{p}") for p in range(n)]
+    conns = [wire(f"c{k}", "b", 0, k) for k in range(len(values))] + [wire("b", f"w{p}", p) for p in range(n)]
+    ws = nc.simulate(diagram(blocks, conns, duration=0.1))["workspace"]
+    return [ws[f"y{p}"][0][0] for p in range(n)]
+
+
+# ----------------------------------------------------------------------------- if
+
+@pytest.mark.parametrize("expr, u, expect", [
+    ("u1 > 0", (1.0,), 1.0), ("u1 > 0", (0.0,), 0.0), ("u1 >= 0", (0.0,), 1.0),
+    ("u1 < u2", (1.0, 2.0), 1.0), ("u1 <= u2", (2.0, 2.0), 1.0), ("u1 == u2", (2.0, 2.0), 1.0),
+    ("u1 ~= u2", (2.0, 2.0), 0.0), ("u1 != u2", (1.0, 2.0), 1.0),
+    ("u1 > 0 & u2 > 0", (1.0, -1.0), 0.0), ("u1 > 0 | u2 > 0", (1.0, -1.0), 1.0),
+    ("u1 > 0 && u2 > 0", (1.0, 1.0), 1.0), ("~(u1 > 0)", (1.0, 0.0), 0.0), ("!u1", (0.0, 0.0), 1.0),
+    ("-u1 > 0", (-2.0, 0.0), 1.0), ("u1 > -2", (-1.0, 0.0), 1.0),
+    # MATLAB precedence: comparisons before &, & before |
+    ("u1 > 0 | u2 > 0 & u1 < 0", (1.0, 1.0), 1.0), ("(u1 > 0 | u2 > 0) & u1 < 0", (1.0, 1.0), 0.0),
+    ("u1 < u2 < 0.5", (3.0, 2.0), 1.0),          # (3 < 2) = 0, then 0 < 0.5
+    ("u1", (2.5, 0.0), 1.0), ("u1 & 1", (float("nan"), 0.0), 0.0),     # NaN is false
+    ("u1 > 1e-3", (2e-3, 0.0), 1.0), ("u1 < inf", (1e300, 0.0), 1.0), ("u1 == K", (4.0, 0.0), 1.0),
+])
+def test_if_expression_grammar(expr, u, expect):
+    b = blk("b", "if", IfExpression=expr, ShowElse="off", inputs=2, outputs=1)
+    d_vars = {"K": 4}
+    blocks = [blk(f"c{k}", "constant", Value=v) for k, v in enumerate(u)] + [b, record()]
+    conns = [wire(f"c{k}", "b", 0, k) for k in range(len(u))] + [wire("b", "w")]
+    y = nc.simulate(diagram(blocks, conns, duration=0.1, variables=d_vars))["workspace"]["y"][0][0]
+    assert y == expect
+
+
+def test_if_elseif_and_else_outputs():
+    b = blk("b", "if", IfExpression="u1 > 10", ElseIfExpressions="u1 > 5, u1 > 0", inputs=1, outputs=4)
+    assert outputs(b, 20.0) == [1.0, 0.0, 0.0, 0.0]    # first true clause only
+    assert outputs(b, 7.0) == [0.0, 1.0, 0.0, 0.0]
+    assert outputs(b, 3.0) == [0.0, 0.0, 1.0, 0.0]
+    assert outputs(b, -1.0) == [0.0, 0.0, 0.0, 1.0]    # else
+    listed = blk("b", "if", IfExpression="u1 > 10", ElseIfExpressions=["u1 > 5"], ShowElse="off",
+                 inputs=1, outputs=2)
+    assert outputs(listed, -1.0) == [0.0, 0.0]          # no else: nothing fires
+
+
+def test_if_over_a_ramp():
+    b = blk("b", "if", IfExpression="u1 >= 0.3", inputs=1, outputs=2)
+    y = drive(b, {0: blk("r", "ramp", slope=1)}, duration=0.5)
+    assert y.ravel().tolist() == [0, 0, 0, 1, 1, 1]
+
+
+@pytest.mark.parametrize("expr, code", [
+    ("u1 >", "if_expression"), ("u3 > 0", "if_expression"), ("v > 0", "if_expression"),
+    ("u1 + 1 > 0", "if_expression"), ("(u1 > 0", "if_expression"), ("", "if_expression"),
+    ("u1 ** 2", "if_expression"), ("u0 > 1", "if_expression"),
+])
+def test_if_expression_errors(expr, code):
+    b = blk("b", "if", IfExpression=expr, inputs=2, outputs=2)
+    err = error_of(diagram([blk("c", "constant"), b, record()], [wire("c", "b"), wire("b", "w")]))
+    assert isinstance(err, nc.DiagramError) and err.code == code
+    assert err.param == "IfExpression" and err.path == "/blocks/1/params/IfExpression"
+
+
+def test_if_never_evaluates_code():
+    b = blk("b", "if", IfExpression="__import__('os').system('true')", inputs=1, outputs=2)
+    assert error_of(diagram([b], [])).code == "if_expression"
+
+
+def test_if_rejects_vector_inputs():
+    b = blk("b", "if", inputs=1, outputs=2)
+    err = error_of(diagram([blk("c", "constant", Value=[1, 2]), b], [wire("c", "b")]))
+    assert err.code == "width_mismatch"
+
+
+@settings(max_examples=60, deadline=None)
+@given(a=st.floats(-5, 5), b=st.floats(-5, 5), lo=st.floats(-5, 5))
+def test_if_clauses_partition_the_inputs(a, b, lo):
+    """With an else output, exactly one output is 1 and it is the first true clause."""
+    block = blk("b", "if", IfExpression=f"u1 > {lo!r}", ElseIfExpressions=f"u2 <= {lo!r} | u1 == u2",
+                inputs=2, outputs=3)
+    y = outputs(block, a, b)
+    assert sorted(y) == [0.0, 0.0, 1.0]
+    first = 0 if a > lo else 1 if (b <= lo or a == b) else 2
+    assert y[first] == 1.0
+
+
+# ----------------------------------------------------------------------------- switchCase
+
+@pytest.mark.parametrize("u, expect", [
+    (1.0, [1, 0, 0]), (7.0, [0, 1, 0]), (9.0, [0, 1, 0]), (4.0, [0, 1, 0]),
+    (7.9, [0, 1, 0]), (1.99, [1, 0, 0]),           # truncated toward zero
+    (-1.7, [0, 0, 1]), (2.0, [0, 0, 1]), (float("nan"), [0, 0, 1]), (float("inf"), [0, 0, 1]),
+])
+def test_switch_case_matches_the_truncated_input(u, expect):
+    b = blk("b", "switchCase", CaseConditions="{1, [7 9 4]}", inputs=1, outputs=3)
+    assert outputs(b, u) == expect
+
+
+@pytest.mark.parametrize("cases", ["{-1, [7 9 4]}", [-1, [7, 9, 4]], "{-1 [7 9 4]}", "{-1; [7, 9, 4]}",
+                                   "{K, [7 9 4]}"])
+def test_switch_case_condition_shapes(cases):
+    b = blk("b", "switchCase", CaseConditions=cases, inputs=1, outputs=3)
+    blocks = [blk("c", "constant", Value=-1.5), b] + [record(f"w{p}", f"y{p}") for p in range(3)]
+    conns = [wire("c", "b")] + [wire("b", f"w{p}", p) for p in range(3)]
+    ws = nc.simulate(diagram(blocks, conns, duration=0.1, variables={"K": -1}))["workspace"]
+    assert [ws[f"y{p}"][0][0] for p in range(3)] == [1.0, 0.0, 0.0]   # trunc(-1.5) = -1
+
+
+def test_switch_case_first_case_wins_and_default_off():
+    b = blk("b", "switchCase", CaseConditions="{[1 2], 2, 3}", ShowDefaultCase="off", inputs=1, outputs=3)
+    assert outputs(b, 2.0) == [1.0, 0.0, 0.0]
+    assert outputs(b, 3.0) == [0.0, 0.0, 1.0]
+    assert outputs(b, 5.0) == [0.0, 0.0, 0.0]
+
+
+def test_switch_case_many_values_and_the_default_param():
+    b = blk("b", "switchCase", CaseConditions=[list(range(40)), [100]], inputs=1, outputs=3)
+    assert outputs(b, 39.5) == [1.0, 0.0, 0.0] and outputs(b, 100.0) == [0.0, 1.0, 0.0]
+    default = blk("b", "switchCase", inputs=1, outputs=2)   # CaseConditions '{1}', default case on
+    assert outputs(default, 1.0) == [1.0, 0.0] and outputs(default, 0.0) == [0.0, 1.0]
+
+
+@pytest.mark.parametrize("cases, code", [("{1.5}", "param_value"), ("{[1 2}", "bad_expression"),
+                                         ([[1, "a"]], "param_type")])
+def test_switch_case_errors(cases, code):
+    b = blk("b", "switchCase", CaseConditions=cases, inputs=1, outputs=2)
+    err = error_of(diagram([b], []))
+    assert isinstance(err, nc.DiagramError) and err.code == code
+    assert err.path == "/blocks/0/params/CaseConditions"
+
+
+# ----------------------------------------------------------------------------- action subsystems + merge
+
+def _action(id, gain):
+    return sub(id, [port_in(), blk("g", "gain", Gain=gain), port_out()], [wire("in1", "g"), wire("g", "out1")],
+               controlPort="action")
+
+
+def _if_merge(expr="u1 > 0.25", show_else="on", initial=-5.0, duration=0.6):
+    """ramp -> if; output 0 runs 'a' (x10), the else output runs 'b' (x-1); both into a merge."""
+    n_out = 2 if show_else == "on" else 1
+    blocks = [blk("r", "ramp", slope=1), blk("i", "if", IfExpression=expr, ShowElse=show_else, inputs=1,
+                                               outputs=n_out),
+              _action("a", 10), _action("b", -1), blk("m", "merge", InitialOutput=initial, inputs=2), record()]
+    conns = [wire("r", "i"), wire("r", "a"), wire("r", "b"), wire("i", "a", 0, 1), wire("a", "m", 0, 0),
+             wire("b", "m", 0, 1), wire("m", "w")]
+    if n_out == 2:
+        conns.append(wire("i", "b", 1, 1))
+    return diagram(blocks, conns, duration=duration)
+
+
+def test_action_subsystems_and_merge():
+    t = 0.1 * np.arange(7)
+    y = trace(_if_merge()).ravel()
+    assert np.allclose(y, np.where(t > 0.25, 10 * t, -t), atol=1e-12)
+
+
+def test_merge_holds_when_nothing_ran():
+    # only 'a' is driven (no else): before t = 0.3 nothing ran, the merge shows InitialOutput;
+    # after the if goes false again ('u1 < 0.35'), it holds the last value
+    y = trace(_if_merge(expr="u1 > 0.15 & u1 < 0.35", show_else="off")).ravel()
+    assert np.allclose(y, [-5, -5, 2, 3, 3, 3, 3], atol=1e-12)
+
+
+def test_merge_later_port_wins_when_two_ran():
+    d = diagram([blk("c", "constant", Value=2), blk("i", "if", IfExpression="u1 > 0", inputs=1, outputs=2),
+                 _action("a", 10), _action("b", -1), blk("m", "merge", inputs=2), record()],
+                [wire("c", "i"), wire("c", "a"), wire("c", "b"), wire("i", "a", 0, 1), wire("i", "b", 0, 1),
+                 wire("a", "m", 0, 0), wire("b", "m", 0, 1), wire("m", "w")], duration=0.1)
+    assert trace(d).ravel().tolist() == [-2.0, -2.0]
+
+
+def test_merge_of_plain_signals_and_a_vector_initial_output():
+    # sources outside conditional subsystems run every step: the later connected port wins
+    y = drive(blk("b", "merge", InitialOutput=[1, 2], inputs=3), {0: blk("k", "constant", Value=[5, 6]),
+                                                                  1: blk("z", "constant", Value=9)}, duration=0.1)
+    assert y.tolist() == [[9.0, 9.0], [9.0, 9.0]]
+    # nothing connected: scalar width, InitialOutput fitted to it, held
+    held = drive(blk("b", "merge", InitialOutput=[1, 2], inputs=2), {}, duration=0.1)
+    assert held.tolist() == [[1.0], [1.0]]
+    wide = drive(blk("b", "merge", InitialOutput=[1, 2], inputs=1), {0: blk("k", "constant", Value=[5, 6])},
+                 duration=0.1)
+    assert wide.tolist() == [[5.0, 6.0], [5.0, 6.0]]
+
+
+def test_action_state_holds_while_inactive():
+    # a counter (delay + 1) inside an action subsystem counts only the steps it runs
+    body = [port_in(), blk("one", "constant", Value=1), blk("s", "sum", inputs=2), blk("d", "unitDelay"), port_out()]
+    conns = [wire("one", "s", 0, 0), wire("d", "s", 0, 1), wire("s", "d"), wire("s", "out1")]
+    d = diagram([blk("p", "pulse", Amplitude=1, Period=0.4, Width=50), blk("i", "if", inputs=1, outputs=1,
+                                                                            ShowElse="off"),
+                 sub("cnt", body, conns, controlPort="action"), record()],
+                [wire("p", "i"), wire("i", "cnt", 0, 1), wire("cnt", "w")], duration=0.9)
+    on = trace(diagram([blk("p", "pulse", Amplitude=1, Period=0.4, Width=50), record()], [wire("p", "w")],
+                       duration=0.9)).ravel() > 0
+    expect, count, last = [], 0, 0.0
+    for active in on:
+        if active:
+            count += 1
+            last = float(count)
+        expect.append(last)
+    assert trace(d).ravel().tolist() == expect and 0 < on.sum() < len(on)
+
+
+def test_enabled_subsystem_and_frozen_integrator_under_ode45():
+    # the integrator of 1 runs only while the enable signal (step at 0.5) is positive
+    body = [port_in(), blk("one", "constant", Value=1), blk("i", "integrator"), port_out()]
+    d = diagram([blk("st", "step", Time=0.5), sub("e", body, [wire("one", "i"), wire("i", "out1")],
+                                                  controlPort={"kind": "enable"}), record()],
+                [wire("st", "e", 0, 1), wire("e", "w")], duration=1.0, solver="ode45")
+    res = nc.simulate(d)
+    t = np.asarray(res["time"])
+    assert np.allclose(np.asarray(res["workspace"]["y"]).ravel(), np.clip(t - 0.5, 0, None), atol=1e-6)
+
+
+def test_switch_case_drives_three_branches():
+    seq = series([1, 7, 3, 9, 4, -2], name="q")
+    blocks = [seq, blk("sc", "switchCase", CaseConditions="{1, [7 9]}", inputs=1, outputs=3),
+              _action("a", 1), _action("b", 10), _action("c", 100), blk("m", "merge", inputs=3), record()]
+    conns = [wire("q", "sc")] + [wire("q", x) for x in "abc"] + [wire("sc", x, p, 1) for p, x in enumerate("abc")]
+    conns += [wire(x, "m", 0, p) for p, x in enumerate("abc")] + [wire("m", "w")]
+    y = trace(diagram(blocks, conns, duration=0.5)).ravel()
+    assert y.tolist() == [1.0, 70.0, 300.0, 90.0, 400.0, -200.0]
+
+
+def test_action_subsystem_with_an_unconnected_control_never_runs():
+    d = diagram([blk("c", "constant", Value=3), _action("a", 2), record()], [wire("c", "a"), wire("a", "w")],
+                duration=0.1)
+    res = nc.simulate(d)
+    assert res["workspace"]["y"] == [[0.0], [0.0]]
+    assert any("'a'" in w and "never runs" in w for w in res["warnings"])
+
+
+def test_control_port_as_a_named_port():
+    d = _if_merge()
+    for c in d["connections"]:
+        if c["from"] == "i":
+            c.pop("toIndex")
+            c["toPort"] = "control"
+    assert np.allclose(trace(d).ravel(), trace(_if_merge()).ravel())
+
+
+@pytest.mark.parametrize("port, code", [({"kind": "triggered"}, "unsupported_subsystem"),
+                                        ("actoin", "param_value"), (3, "param_type")])
+def test_bad_control_ports(port, code):
+    err = error_of(diagram([sub("s", [port_in(), port_out()], [wire("in1", "out1")], controlPort=port)], []))
+    assert err.code == code and err.block == "s"
+
+
+def test_nested_action_subsystems():
+    # outer action on u > 0; inside, an inner action on u > 0.35 doubles it; the outer merge
+    # takes the inner one when it ran, else the outer pass-through
+    inner = sub("deep", [port_in(), blk("g", "gain", Gain=2), port_out()], [wire("in1", "g"), wire("g", "out1")],
+                controlPort="action")
+    body = [port_in(), blk("i2", "if", IfExpression="u1 > 0.35", inputs=1, outputs=1, ShowElse="off"), inner,
+            blk("m2", "merge", inputs=2), port_out()]
+    conns = [wire("in1", "i2"), wire("in1", "deep"), wire("i2", "deep", 0, 1), wire("in1", "m2", 0, 0),
+             wire("deep", "m2", 0, 1), wire("m2", "out1")]
+    d = diagram([blk("r", "ramp", slope=1, start=0.15), blk("i", "if", inputs=1, outputs=1, ShowElse="off"),
+                 sub("outer", body, conns, controlPort="action"), record()],
+                [wire("r", "i"), wire("r", "outer"), wire("i", "outer", 0, 1), wire("outer", "w")], duration=0.6)
+    r = np.clip(0.1 * np.arange(7) - 0.15, 0, None)
+    expect = np.where(r > 0.35, 2 * r, r)
+    expect[r <= 0] = 0.0
+    assert np.allclose(trace(d).ravel(), expect, atol=1e-12)
+
+
+# ----------------------------------------------------------------------------- function calls
+
+def _counter_body():
+    """out = number of calls so far (the sum of a delay and 1, per call)."""
+    return ([blk("one", "constant", Value=1), blk("s", "sum", inputs=2), blk("d", "unitDelay"), port_out()],
+            [wire("one", "s", 0, 0), wire("d", "s", 0, 1), wire("s", "d"), wire("s", "out1")])
+
+
+@pytest.mark.parametrize("n", [0, 1, 3])
+def test_function_call_generator_runs_the_callee_n_times_a_step(n):
+    body, conns = _counter_body()
+    d = diagram([blk("gen", "functionCallGenerator", NumberOfIterations=n),
+                 sub("fc", body, conns, ins=(), controlPort="functionCall"), record(), record("w2", "calls")],
+                [wire("gen", "fc"), wire("fc", "w"), wire("gen", "w2")], duration=0.3)
+    ws = nc.simulate(d)["workspace"]
+    assert np.asarray(ws["y"]).ravel().tolist() == [n * (k + 1) for k in range(4)]
+    assert ws["calls"] == [[float(n)]] * 4
+
+
+def _store_step(id, op, value):
+    """read store 'x' -> op with value -> write 'x' (a function-call callee)."""
+    kind = {"add": ("bias", {"Bias": value}), "mul": ("gain", {"Gain": value})}[op]
+    return sub(id, [blk("r", "dataStoreRead", DataStoreName="x"), blk("f", kind[0], kind[1]),
+                    blk("wr", "dataStoreWrite", DataStoreName="x")], [wire("r", "f"), wire("f", "wr")],
+               ins=(), outs=(), controlPort="functionCall")
+
+
+@pytest.mark.parametrize("order", ["add-first", "mul-first"])
+def test_function_call_split_calls_in_port_order(order):
+    first, second = ("p", "q") if order == "add-first" else ("q", "p")
+    d = diagram([blk("mem", "dataStoreMemory", DataStoreName="x", InitialValue=1),
+                 blk("gen", "functionCallGenerator"), blk("split", "functionCallSplit", inputs=1, outputs=2),
+                 _store_step("p", "add", 1), _store_step("q", "mul", 2), blk("rd", "dataStoreRead", DataStoreName="x"),
+                 record()],
+                [wire("gen", "split"), wire("split", first, 0, 0), wire("split", second, 1, 0), wire("rd", "w")],
+                duration=0.3)
+    y = trace(d).ravel().tolist()
+    x, expect = 1.0, []
+    for _ in range(4):
+        expect.append(x)                     # the top-level read sees the previous step's store
+        x = (x + 1) * 2 if order == "add-first" else x * 2 + 1
+    assert y == expect
+
+
+def test_chained_splits_reach_the_generator():
+    body, conns = _counter_body()
+    d = diagram([blk("gen", "functionCallGenerator", NumberOfIterations=2),
+                 blk("s1", "functionCallSplit", inputs=1, outputs=2), blk("s2", "functionCallSplit", inputs=1,
+                                                                          outputs=2),
+                 sub("fc", body, conns, ins=(), controlPort="functionCall"), record()],
+                [wire("gen", "s1"), wire("s1", "s2", 1, 0), wire("s2", "fc", 0, 0), wire("fc", "w")], duration=0.2)
+    assert trace(d).ravel().tolist() == [2.0, 4.0, 6.0]
+
+
+def test_function_call_errors():
+    body, conns = _counter_body()
+    fc = sub("fc", body, conns, ins=(), controlPort="functionCall")
+    wrong = diagram([blk("c", "constant"), fc], [wire("c", "fc")])
+    assert error_of(wrong).code == "bad_function_call"
+    solver = diagram([blk("gen", "functionCallGenerator"), fc], [wire("gen", "fc")], solver="ode45")
+    err = error_of(solver)
+    assert err.code == "unsupported_solver" and err.path == "/solver"
+    for n in (1.5, -1, 1e12):
+        count = diagram([blk("gen", "functionCallGenerator", NumberOfIterations=n), fc], [wire("gen", "fc")])
+        assert error_of(count).code == "param_range"
+    huge = diagram([sub("f", *_running_sum_body(), ins=(), controlPort="forIterator", NumberOfIterations=1e12)], [])
+    assert error_of(huge).code == "param_range"
+
+
+# ----------------------------------------------------------------------------- iterators
+
+def _running_sum_body():
+    """acc = delay(acc) + iteratorNumber; out = acc."""
+    return ([blk("n", "iteratorNumber"), blk("acc", "sum", inputs=2), blk("d", "unitDelay"), port_out()],
+            [wire("n", "acc", 0, 0), wire("d", "acc", 0, 1), wire("acc", "d"), wire("acc", "out1")])
+
+
+@pytest.mark.parametrize("n", [1, 4, 10])
+def test_for_iterator_running_sum(n):
+    body, conns = _running_sum_body()
+    d = diagram([sub("f", body, conns, ins=(), controlPort={"kind": "forIterator", "NumberOfIterations": n}),
+                 record()], [wire("f", "w")], duration=0.3)
+    # each step adds 1 + 2 + ... + n; the delay's state is held between steps
+    assert trace(d).ravel().tolist() == [(k + 1) * n * (n + 1) / 2 for k in range(4)]
+
+
+def test_for_iterator_count_from_a_variable_and_top_level_param():
+    body, conns = _running_sum_body()
+    d = diagram([sub("f", body, conns, ins=(), controlPort="forIterator", NumberOfIterations="N"), record()],
+                [wire("f", "w")], duration=0.1, variables={"N": 3})
+    assert trace(d).ravel().tolist() == [6.0, 12.0]
+
+
+def test_while_iterator_stops_on_its_condition():
+    # passes while iteration < K; K comes in through the external port: the last pass is K
+    body = [port_in("k"), blk("n", "iteratorNumber"), blk("lt", "relationalOperator", Operator="<", inputs=2),
+            blk("cond", "iteratorCondition"), blk("count", "sum", inputs=2), blk("d", "unitDelay"), port_out()]
+    conns = [wire("n", "lt", 0, 0), wire("k", "lt", 0, 1), wire("lt", "cond"), wire("n", "out1"),
+             wire("n", "count", 0, 0), wire("d", "count", 0, 1), wire("count", "d")]
+    d = diagram([series([1, 3, 5, 2]), sub("wl", body, conns, ins=("k",), controlPort="whileIterator"), record()],
+                [wire("seq", "wl"), wire("wl", "w")], duration=0.3)
+    assert trace(d).ravel().tolist() == [1.0, 3.0, 5.0, 2.0]
+
+
+def test_while_iterator_runs_to_its_cap_without_a_condition():
+    body, conns = _running_sum_body()
+    for spec, cap in (({"kind": "whileIterator", "MaxIterations": 7}, 7), ("whileIterator", 100)):
+        d = diagram([sub("wl", body + [blk("cond", "iteratorCondition")], conns, ins=(), controlPort=spec),
+                     record()], [wire("wl", "w")], duration=0.1)
+        assert trace(d).ravel().tolist() == [cap * (cap + 1) / 2, cap * (cap + 1)]
+
+
+def test_iterator_blocks_outside_iterators():
+    assert drive(blk("b", "iteratorNumber"), {}, duration=0.1).ravel().tolist() == [0.0, 0.0]
+    assert one(blk("b", "iteratorCondition"), 4.5).tolist() == [4.5]
+    assert drive(blk("b", "iteratorCondition"), {}, duration=0.1).ravel().tolist() == [1.0, 1.0]
+
+
+def test_action_inside_a_for_iterator():
+    # sum of the odd pass numbers: an action subsystem inside the loop runs on odd passes
+    odd = sub("odd", [port_in(), blk("g", "gain", Gain=1), port_out()], [wire("in1", "g"), wire("g", "out1")],
+              controlPort="action")
+    body = [blk("n", "iteratorNumber"), blk("half", "gain", Gain=0.5), blk("fl", "roundingFunction", Operator="floor"),
+            blk("tw", "gain", Gain=2), blk("rem", "sum", Inputs="+-", inputs=2),
+            blk("i", "if", IfExpression="u1 > 0.5", inputs=1, outputs=1, ShowElse="off"), odd,
+            blk("m", "merge", inputs=1), blk("acc", "sum", inputs=2), blk("d", "unitDelay"), port_out()]
+    conns = [wire("n", "half"), wire("half", "fl"), wire("fl", "tw"), wire("n", "rem", 0, 0), wire("tw", "rem", 0, 1),
+             wire("rem", "i"), wire("n", "odd"), wire("i", "odd", 0, 1), wire("odd", "m"),
+             wire("m", "acc", 0, 0), wire("d", "acc", 0, 1), wire("acc", "d"), wire("acc", "out1")]
+    d = diagram([sub("f", body, conns, ins=(), controlPort={"kind": "forIterator", "NumberOfIterations": 5}),
+                 record()], [wire("f", "w")], duration=0.0001, dt=0.0001)
+    # passes 1..5: odd ones add 1, 3, 5; on even passes the merge holds the last odd value
+    assert trace(d).ravel().tolist()[0] == 1 + 1 + 3 + 3 + 5
+
+
+def test_iterator_errors():
+    body, conns = _running_sum_body()
+    cont = diagram([sub("f", body + [blk("i", "integrator")], conns, ins=(), controlPort="forIterator")], [])
+    assert error_of(cont).code == "continuous_in_iterator"
+    # an iterated subsystem inside an algebraic loop
+    loop_body = [port_in(), blk("g", "gain", Gain=0.5), port_out()]
+    loop = diagram([blk("c", "constant"), blk("s", "sum", inputs=2),
+                    sub("f", loop_body, [wire("in1", "g"), wire("g", "out1")], controlPort="forIterator")],
+                   [wire("c", "s", 0, 0), wire("f", "s", 0, 1), wire("s", "f")])
+    err = error_of(loop)
+    assert err.code == "algebraic_loop" and err.block == "f"
+    cap = diagram([sub("f", body, conns, ins=(), controlPort="whileIterator", MaxIterations=0)], [])
+    assert error_of(cap).code == "param_range"
+    two = diagram([sub("f", body + [blk("c1", "iteratorCondition"), blk("c2", "iteratorCondition")], conns, ins=(),
+                       controlPort="whileIterator")], [])
+    assert error_of(two).code == "bad_iterator"
+
+
+def test_plans_run_twice_give_the_same_result():
+    body, conns = _running_sum_body()
+    d = diagram([sub("f", body, conns, ins=(), controlPort="forIterator", NumberOfIterations=3),
+                 _action("a", 2), blk("i", "if", inputs=1, outputs=1, ShowElse="off"), blk("r", "ramp", start=0.2),
+                 record(), record("w2", "a")],
+                [wire("f", "w"), wire("r", "i"), wire("r", "a"), wire("i", "a", 0, 1), wire("a", "w2")],
+                duration=0.5)
+    plan = nc.compile_plan(d)
+    first, second = plan.run(), plan.run()
+    for name in ("y", "a"):
+        assert np.array_equal(np.asarray(first["workspace"][name]), np.asarray(second["workspace"][name]))
+    assert np.asarray(first["workspace"]["y"]).ravel().tolist() == [6.0 * (k + 1) for k in range(6)]
