@@ -165,11 +165,31 @@ def test_external_port_label_source_writes_nothing():
     assert res["workspace"]["y"] == [[0.0]] * 5 and res["warnings"] == []
 
 
-def test_vector_label_routing_is_reported_as_unsupported():
-    with pytest.raises(nc.DiagramError) as err:
-        routed([blk("c", "constant", Value=[1, 2]), blk("ls", "labelSink", GotoTag="v"),
-                blk("src", "labelSource", GotoTag="v")], [wire("c", "ls"), wire("src", "w")])
-    assert err.value.code == "label_width" and err.value.block == "src"
+def test_vector_labels_route_the_whole_signal():
+    res = routed([blk("c", "constant", Value=[1, 2, 3]), blk("ls", "labelSink", GotoTag="v"),
+                  blk("src", "labelSource", GotoTag="v")], [wire("c", "ls"), wire("src", "w")])
+    assert res["workspace"]["y"] == [[1.0, 2.0, 3.0]] * 5
+
+
+def test_vector_label_feeding_a_block_sizes_it_and_a_missing_sink_is_scalar_zero():
+    # the labelSource's width follows the sink's signal, so the gain downstream is 2 wide;
+    # the labelSource without a sink is one element 0.0
+    res = routed([blk("c", "constant", Value=[1, -2]), blk("ls", "labelSink", GotoTag="v"),
+                  blk("src", "labelSource", GotoTag="v"), blk("g", "gain", Gain=3),
+                  blk("lost", "labelSource", GotoTag="nobody"), record("w2", "z")],
+                 [wire("c", "ls"), wire("src", "g"), wire("g", "w"), wire("lost", "w2")])
+    assert res["workspace"]["y"] == [[3.0, -6.0]] * 5 and res["workspace"]["z"] == [[0.0]] * 5
+
+
+def test_a_bus_crosses_a_goto_from_pair():
+    res = routed([blk("a", "constant", Value=[1, 2]), blk("b", "constant", Value=7),
+                  blk("bc", "busCreator", inputs=2, MemberNames=["pos", "count"]),
+                  blk("ls", "labelSink", GotoTag="bus"), blk("src", "labelSource", GotoTag="bus"),
+                  blk("sel", "busSelector", SelectedSignals=["count"], outputs=1)],
+                 [wire("a", "bc", 0, 0), wire("b", "bc", 0, 1), wire("bc", "ls"), wire("src", "sel"),
+                  wire("sel", "w")])
+    # the bus is built in the algebraic wave, so the labelSource (OUTPUT) sees it one step late
+    assert res["workspace"]["y"] == [[0.0]] + [[7.0]] * 4
 
 
 def test_label_routes_survive_reruns_and_separate_plans():

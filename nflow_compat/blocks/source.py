@@ -558,7 +558,13 @@ def noise(io):
 
 # ----------------------------------------------------------------------------- goto / from
 
-@block("labelSource", widths=_scalar_out, feedthrough=False, complex=(False, -1))
+def _label_width(block, in_widths):
+    """The width of the signal entering the matching labelSink (the plan hands it over as
+    this block's only input width); 1 when there is none."""
+    return [(in_widths[0] if in_widths and in_widths[0] else 1)] * block.outputs
+
+
+@block("labelSource", widths=_label_width, feedthrough=False, complex=(False, -1))
 def label_source(io):
     """Outputs the signal entering the labelSink with the same GotoTag. Like nflow it
     copies that signal in OUTPUT (declaration order, before the algebraic wave), so it
@@ -567,8 +573,8 @@ def label_source(io):
     the first sample) when it is computed in the algebraic wave or declared later. It
     never creates an ordering dependency, so goto/from pairs cannot form algebraic loops.
     No sink with the tag, an empty tag or an unconnected sink: zeros, with a warning.
-    ``isExternalPort`` true (a subsystem port): the block does nothing. Scalar signals
-    only for now: the output width cannot follow the sink's input yet."""
+    ``isExternalPort`` true (a subsystem port): the block does nothing. The output has the
+    width of the sink's input (any width, buses and matrices included)."""
     if not io.outs:
         return Phases()
     from .sink import label_routes
@@ -577,9 +583,7 @@ def label_source(io):
     S, o, ctx = io.S, io.outs[0], io.ctx
     if io.params.get("isExternalPort"):
         return Phases(init=lambda: routes)   # keeps the routes alive; writes nothing
-    found = routes.sinks.get(tag)
-    if found is not None:
-        _check_label_width(io, tag, found)
+    zero = 0.0 if io.width == 1 else np.zeros(io.width)
     source = None   # the sink's input slot, resolved at INIT (every block is built by then)
     note = None
 
@@ -593,21 +597,13 @@ def label_source(io):
         elif sink[1] is None:
             note = f"labelSource {io.id!r}: labelSink {sink[0]!r} (GotoTag {tag!r}) has no input; it outputs 0"
         else:
-            _check_label_width(io, tag, sink)
             source = sink[1]
         if note:
             ctx.warnings.append(note)
 
     def output():
-        S[o] = 0.0 if source is None else S[source]
+        S[o] = zero if source is None else S[source]
     return Phases(init=init, output=output)
-
-
-def _check_label_width(io, tag, sink):
-    sink_id, _, width = sink
-    if width > 1:
-        io.fail("label_width", f"labelSink {sink_id!r} (GotoTag {tag!r}) carries a signal of width {width}; "
-                "label routing of vector signals is not supported yet (scalar signals only)", "GotoTag")
 
 
 # ----------------------------------------------------------------------------- fileSource

@@ -46,7 +46,7 @@ class Plan:
         handlers = [registry[b.type.type] for b in blocks]
         self.sources = _input_sources(diagram)             # per block: list of (src, port) | None
         _check_complex(diagram, handlers, self.sources)    # from the wiring alone, before any width rule
-        out_widths = _propagate_widths(diagram, handlers, self.sources)
+        out_widths = _propagate_widths(diagram, handlers, _width_sources(diagram, self.sources))
         # A diagram may declare fewer ports than the manifest lists ("inputs": 0): the
         # missing inputs are unconnected ones, the missing outputs write to hidden slots.
         n_outs = [max(b.outputs, b.type.outputs) for b in blocks]
@@ -309,6 +309,20 @@ def _input_sources(diagram: Diagram) -> list:
     for w in diagram.wires:
         sources[w.dst][w.dst_port] = (w.src, w.src_port)
     return sources
+
+
+def _width_sources(diagram: Diagram, sources) -> list:
+    """Block inputs as the width rules see them: a labelSource (goto/from) has no wired
+    input, but its width is that of the signal entering the labelSink with its GotoTag
+    (the later sink of a tag, as the handlers route it)."""
+    blocks = diagram.blocks
+    if not any(b.type.type == "labelSource" for b in blocks):
+        return sources
+    sinks = {b.params.get("GotoTag"): sources[b.index][0] if sources[b.index] else None
+             for b in blocks if b.type.type == "labelSink"}
+    return [[sinks.get(b.params.get("GotoTag"))]
+            if b.type.type == "labelSource" and not b.params.get("isExternalPort") else sources[b.index]
+            for b in blocks]
 
 
 def _propagate_widths(diagram: Diagram, handlers, sources) -> dict:
