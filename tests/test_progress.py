@@ -7,6 +7,7 @@ import select
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 import orjson
@@ -30,7 +31,7 @@ def chain(n_gains: int, dt: float, duration: float, recorder=False):
 
 SHORT = chain(2, 0.1, 1.0, recorder=True)
 MEDIUM = chain(5, 1e-4, 5.0, recorder=True)          # 50,001 samples, a fraction of a second
-LONG = chain(40, 1e-5, 4.0)                          # 400,001 samples x 42 blocks: a few seconds
+LONG = chain(120, 1e-5, 4.0)     # 400,001 samples x 122 blocks: about 3 s here, the bar shows after 1 s
 
 
 class FakeClock:
@@ -228,11 +229,17 @@ def test_real_terminal_long_run(tmp_path):
     f = tmp_path / "long.json"
     f.write_bytes(orjson.dumps(LONG))
     proc, master = _spawn_on_pty(["run", str(f)])
+    # read the terminal while the run goes on: once the child has exited Linux may refuse
+    # (EIO) what it wrote there, and a full terminal buffer would block the child
+    chunks = []
+    reader = threading.Thread(target=lambda: chunks.append(_read_until(master, b"\0never", timeout=300)))
+    reader.start()
     try:
         stdout, _ = proc.communicate(timeout=300)
-        err = _drain(master)
+        reader.join(timeout=10)
     finally:
         os.close(master)
+    err = b"".join(chunks)
     assert proc.returncode == 0
     assert b"nflow-sim [" in err and b"%" in err and b"Traceback" not in err
     result = orjson.loads(stdout)
