@@ -51,6 +51,11 @@ class PlanSystem:
             # algebraic states (constraint blocks): each evaluation solves them first. Only
             # such diagrams get the wrapper; the others keep the plain evaluate below.
             self.evaluate = self.algebraic_solve.evaluate
+        rated = [(part.island.input_rates, k, slot) for part in self.parts
+                 for k, slot in getattr(part, "rate_feeds", ())]
+        if rated:
+            # speed sources driven by signals: their inputs' time derivatives, too
+            self.evaluate = _RatedEvaluate(self, self.evaluate, rated)
         # solver-stage evaluations run only what can reach a continuous part (see _cone)
         self.skipped = _skippable(plan)
         self.stage_output, self.stage_algebraic = _stage_lists(plan, self.skipped)
@@ -137,6 +142,37 @@ class PlanSystem:
     def next_time_event(self, t):
         times = [f(t) for f in self.time_events] + [part.next_time_event(t) for part in self.parts]
         return min(times, default=math.inf)
+
+
+class _RatedEvaluate:
+    """``evaluate`` that also sets the time derivative of the signals driving speed
+    sources (``island.input_rates``): the acceleration of a driven flange, which a body
+    rigidly on it or a locked clutch/brake on it needs. Central differences of the diagram
+    in time at the same state (``h = 1e-6*max(1, |t|)``), one-sided where a time event
+    (a step, a breakpoint) lies within ``h``, so a jump is never differentiated."""
+
+    def __init__(self, system, evaluate, rated):
+        self.system, self.plain, self.rated = system, evaluate, rated
+        self.S = system.plan.S
+
+    def _values(self):
+        S = self.S
+        return [S[slot] if isinstance(S[slot], float) else float(np.ravel(S[slot])[0])
+                for _, _, slot in self.rated]
+
+    def __call__(self, t, x, committed=False):
+        h = 1e-6 * max(1.0, abs(t))
+        ahead = self.system.next_time_event(t) > t + h       # no jump in (t, t + h]
+        behind = self.system.next_time_event(t - h) > t      # none in (t - h, t]
+        lo = t - h if behind or not ahead else t
+        hi = t + h if ahead or not behind else t
+        self.plain(hi, x)
+        up = self._values()
+        self.plain(lo, x)
+        rates = [(a - b) / (hi - lo) for a, b in zip(up, self._values())]
+        self.plain(t, x, committed)
+        for (store, k, _), rate in zip(self.rated, rates):
+            store[k] = rate
 
 
 def run_continuous(plan, progress=None) -> int:

@@ -221,6 +221,12 @@ class IslandPart:
     def load(self, x):
         self.x = x
 
+    @property
+    def rate_feeds(self) -> list:
+        """(island input index, signal slot) of the speed sources driven by a signal: the
+        island needs that signal's time derivative (acceleration of the driven flange)."""
+        return [(k, slot) for k, slot in self.feeds if k in self.island.rate_inputs]
+
     def fill(self):
         u, S = self.island.inputs, self.S
         for k, slot in self.feeds:

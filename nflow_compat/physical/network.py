@@ -352,7 +352,8 @@ class Network:
         Probe ``reaction`` = the force the source applies to the flange; it needs the
         input's time derivative when a body is rigidly attached to the flange or a locked
         MSL friction element acts on it: taken by finite differences of a callable
-        ``signal``, else from ``island.input_rates[slot]`` (default 0)."""
+        ``signal``, else from ``island.input_rates[slot]`` (the engine keeps it equal to the
+        driving signal's time derivative, see ``engine.continuous``)."""
         return self._add(name, "prescribed", ("flange",),
                          dict(mode="speed", s0=_num(name, s0, "s0"), v=0.0, v0=0.0), signal, breakpoints)
 
@@ -1071,6 +1072,9 @@ class Island:
         self._fidx = {f.name: i for i, f in enumerate(frictions)}
         self._nlidx = {e.name: e for e in nls}
         self._drvidx = {d.name: j for j, d in enumerate(drv)}
+        # speed sources driven through ``inputs`` (no callable signal): the caller keeps
+        # ``input_rates`` at these slots equal to the input's time derivative
+        self.rate_inputs = frozenset(d.u for d in drv if d.mode == "speed" and signals[d.u] is None)
         self.input_names = list(input_names)
         self.inputs = np.zeros(len(input_names))
         self.input_rates = np.zeros(len(input_names))
