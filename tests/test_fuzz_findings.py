@@ -205,3 +205,19 @@ def test_settled_compares_every_signal_kind():
     assert not _settled(np.array([3, 5], dtype=np.uint64), np.array([5, 5], dtype=np.uint64))   # 3 - 5 wraps
     assert _settled(np.array([0, 1], dtype=np.int64), np.array([0.0, 1.0])) and not _settled(1.0 + 0j, 0.0)
     assert _settled(math.inf, math.inf) and not _settled(math.nan, math.nan)
+
+
+def test_network_stamps_that_overflow_are_a_typed_error_without_numpy_warnings():
+    # found by `make fuzz`: a damper of 1e300 behind a lever of ratio 1e10 overflowed the
+    # damping matrix (d * ratio^2) with a RuntimeWarning on stderr
+    import warnings
+
+    def pin(a, ap, b, bp):
+        return {"from": a, "fromPin": ap, "to": b, "toPin": bp}
+    blocks = [blk("g", "Fixed"), blk("d", "Damper", d=1e300), blk("l", "Lever", ratio=1e10), blk("m", "Mass")]
+    conns = [pin("g", "flange", "d", "a"), pin("d", "b", "l", "a"), pin("l", "b", "m", "flange")]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(nc.SimulationError) as err:
+            nc.simulate(diagram(blocks, conns, solver="ode45"))
+    assert err.value.code == "non_finite_state" and "damping" in err.value.message

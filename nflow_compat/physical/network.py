@@ -495,7 +495,10 @@ class Network:
             groups.setdefault(cfind(el.name), []).append(el)
         islands = []
         for idx, els in enumerate(groups.values()):
-            islands.append(_compile_island(self.domain, els, find, f"island{idx}", self.starts))
+            # parameters near the floating-point range can overflow the element stamps:
+            # no numpy warning, the island refuses non-finite matrices (below)
+            with np.errstate(over="ignore", invalid="ignore"):
+                islands.append(_compile_island(self.domain, els, find, f"island{idx}", self.starts))
         return islands
 
 
@@ -1046,6 +1049,11 @@ class Island:
                                   "its inverse, and so its acceleration, overflows double precision",
                                   block=name, param=what)
         self._minv = minv
+        for what, mat in (("stiffness", K), ("damping", D), ("constant force", c0), ("input gain", B)):
+            if not np.all(np.isfinite(mat)):
+                raise SimulationError("non_finite_state", f"{label}: a {what} coefficient of the network is "
+                                      "not finite (parameters so large that their products overflow double "
+                                      "precision)", block=elements[0] if elements else None)
         self.Mz = Mz
         self.x0 = np.concatenate((q0, v0, np.array([v for _, v in x_extra], dtype=float)))
         self._K, self._D, self._c0, self._B = K, D, c0, B
