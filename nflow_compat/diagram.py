@@ -448,5 +448,5 @@ def parse(raw, limits: Limits | None = None) -> Diagram:
     ratio = duration / sample_time  # may overflow to inf for a subnormal sampleTime
     if not ratio < limits.max_steps:
         raise SimulationError("too_many_steps", f"duration/sampleTime gives {ratio:.6g} steps "
-                              f"(limit {limits.max_steps} samples)", path="/duration")
+                              f"(limit {limits.max_steps} steps)", path="/duration")
     return diagram
