@@ -417,8 +417,10 @@ def _bit_of(io) -> int:
     return 1 << idx if 0 <= idx <= 63 else 0
 
 
-def _masked_op(io, scalar_op, vector_op):
-    """Output = op(llround(u) & fm) element-wise, ops on Python ints / uint64 arrays."""
+def _masked_op(io, scalar_op, vector_op, lane=np.uint64):
+    """Output = op(llround(u)) element-wise: ``scalar_op`` on a Python int, ``vector_op``
+    on the int64 array of llround values viewed as ``lane`` (uint64 for bit masks, int64
+    for arithmetic shifts)."""
     i, o, S = io.ins[0], io.outs[0], io.S
     if i is None:
         return Phases()
@@ -431,7 +433,7 @@ def _masked_op(io, scalar_op, vector_op):
             S[o] = np.full(width, float(scalar_op(_llround(S[i]))))
     else:
         def algebraic():
-            S[o] = vector_op(_llround_array(S[i]).view(np.uint64)).astype(float)
+            S[o] = vector_op(_llround_array(S[i]).view(lane)).astype(float)
     return Phases(algebraic=algebraic)
 
 
@@ -524,9 +526,6 @@ def shift_arithmetic(io):
     if io.params["ShiftDirection"] == "Right":
         raw = -raw if raw != _INT64_MIN else raw    # C negation of INT64_MIN wraps to itself
     n = min(max(raw, -62), 62)
-    i, o, S = io.ins[0], io.outs[0], io.S
-    if i is None:
-        return Phases()
     if n >= 0:
         def scalar(x):
             r = (x << n) & _ALL64
@@ -544,17 +543,7 @@ def shift_arithmetic(io):
 
         def vector(x):
             return x >> sn
-    width = io.width
-    if width == 1:
-        def algebraic():
-            S[o] = float(scalar(_llround(S[i])))
-    elif io.in_widths[0] == 1:   # a scalar broadcast to a wider declared port
-        def algebraic():
-            S[o] = np.full(width, float(scalar(_llround(S[i]))))
-    else:
-        def algebraic():
-            S[o] = vector(_llround_array(S[i])).astype(float)
-    return Phases(algebraic=algebraic)
+    return _masked_op(io, scalar, vector, lane=np.int64)
 
 
 @block("combinatorialLogic", widths=scalar_out)
