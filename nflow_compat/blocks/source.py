@@ -261,21 +261,8 @@ def counter_free_running(io):
         bits = float(math.floor(bits))
     # clamp like C++ min(53, max(1, floor(NumBits))): NaN and -inf give 1, +inf gives 53
     bits = min(53.0, bits) if bits >= 1.0 else 1.0
-    modulus = 2.0 ** bits
-    S, o, fmod = io.S, io.outs[0], math.fmod
-    count = 0.0
-
-    def init():
-        nonlocal count
-        count = 0.0
-
-    def output():
-        S[o] = count
-
-    def update():
-        nonlocal count
-        count = fmod(count + 1.0, modulus)
-    return Phases(init=init, output=output, update=update)
+    modulus, fmod = 2.0 ** bits, math.fmod
+    return _counter(io, lambda count: fmod(count + 1.0, modulus))
 
 
 @block("counterLimited", widths=_scalar_out, feedthrough=False)
@@ -283,6 +270,12 @@ def counter_limited(io):
     """0, 1, ..., UpperLimit, 0, 1, ...: the count returns to 0 on the step after it
     reached (or passed) UpperLimit; emitted before the step's increment."""
     upper = io.params["UpperLimit"]
+    return _counter(io, lambda count: 0.0 if count >= upper else count + 1.0)
+
+
+def _counter(io, advance) -> Phases:
+    """A count that starts at 0, is emitted in OUTPUT and becomes ``advance(count)`` in
+    UPDATE."""
     S, o = io.S, io.outs[0]
     count = 0.0
 
@@ -295,7 +288,7 @@ def counter_limited(io):
 
     def update():
         nonlocal count
-        count = 0.0 if count >= upper else count + 1.0
+        count = advance(count)
     return Phases(init=init, output=output, update=update)
 
 
