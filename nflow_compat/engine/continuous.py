@@ -51,8 +51,7 @@ class PlanSystem:
             # algebraic states (constraint blocks): each evaluation solves them first. Only
             # such diagrams get the wrapper; the others keep the plain evaluate below.
             self.evaluate = self.algebraic_solve.evaluate
-        rated = [(part.island.input_rates, k, slot) for part in self.parts
-                 for k, slot in getattr(part, "rate_feeds", ())]
+        rated = [(part, k) for part in self.parts for k in getattr(part, "rate_inputs", ())]
         if rated:
             # speed sources driven by signals: their inputs' time derivatives, too
             self.evaluate = _RatedEvaluate(self, self.evaluate, rated)
@@ -152,13 +151,14 @@ class _RatedEvaluate:
     (a step, a breakpoint) lies within ``h``, so a jump is never differentiated."""
 
     def __init__(self, system, evaluate, rated):
-        self.system, self.plain, self.rated = system, evaluate, rated
-        self.S = system.plan.S
+        self.system, self.plain, self.rated = system, evaluate, rated   # rated: (island part, input)
+        self.parts = list(dict.fromkeys(part for part, _ in rated))
 
     def _values(self):
-        S = self.S
-        return [S[slot] if isinstance(S[slot], float) else float(np.ravel(S[slot])[0])
-                for _, _, slot in self.rated]
+        """The driving inputs as the islands read them (``fill`` from the signal store)."""
+        for part in self.parts:
+            part.fill()
+        return [part.island.inputs[k] for part, k in self.rated]
 
     def __call__(self, t, x, committed=False):
         h = 1e-6 * max(1.0, abs(t))
@@ -171,8 +171,8 @@ class _RatedEvaluate:
         self.plain(lo, x)
         rates = [(a - b) / (hi - lo) for a, b in zip(up, self._values())]
         self.plain(t, x, committed)
-        for (store, k, _), rate in zip(self.rated, rates):
-            store[k] = rate
+        for (part, k), rate in zip(self.rated, rates):
+            part.island.input_rates[k] = rate
 
 
 def run_continuous(plan, progress=None) -> int:

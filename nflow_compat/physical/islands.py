@@ -222,10 +222,10 @@ class IslandPart:
         self.x = x
 
     @property
-    def rate_feeds(self) -> list:
-        """(island input index, signal slot) of the speed sources driven by a signal: the
-        island needs that signal's time derivative (acceleration of the driven flange)."""
-        return [(k, slot) for k, slot in self.feeds if k in self.island.rate_inputs]
+    def rate_inputs(self) -> list:
+        """Island inputs of the speed sources driven by a signal: the island needs that
+        signal's time derivative (acceleration of the driven flange)."""
+        return [k for k, _ in self.feeds if k in self.island.rate_inputs]
 
     def fill(self):
         u, S = self.island.inputs, self.S
