@@ -251,7 +251,7 @@ def xyz_scope(io):
 # ----------------------------------------------------------------------------- goto / from
 
 class LabelRoutes:
-    """The plan's labelSink blocks by GotoTag: tag -> (block id, input slot, input width).
+    """The plan's labelSink blocks by GotoTag: tag -> (block id, input slot).
     With two sinks of one tag the later one (declaration order) is used."""
 
     __slots__ = ("ctx", "sinks", "duplicates")
@@ -273,10 +273,9 @@ def label_sink(io):
     routes = label_routes(io)
     tag = io.params["GotoTag"]
     slot = io.ins[0] if io.ins else None
-    width = io.in_widths[0] if io.in_widths else 0
     if tag in routes.sinks:
         routes.duplicates.setdefault(tag, [routes.sinks[tag][0]]).append(io.id)
-    routes.sinks[tag] = (io.id, slot, width)
+    routes.sinks[tag] = (io.id, slot)
     ctx = io.ctx
 
     def init():
