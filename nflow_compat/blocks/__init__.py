@@ -53,6 +53,9 @@ class Handler:
     feedthrough: Callable       # (block) -> bool, or the set of input ports whose current
                                 # values ALGEBRAIC outputs depend on
     complex: ComplexSupport = REAL_ONLY   # complex inputs accepted / outputs complex
+    pure: bool = False          # OUTPUT / ALGEBRAIC are pure functions of time and inputs: no
+                                # state, no warning, nothing read from ctx.side_effect_free
+    reads_after_step: bool = False   # reads its inputs only in AFTER_STEP (recorders, stop)
 
 
 REGISTRY: dict[str, Handler] = {}
@@ -76,11 +79,14 @@ def _always(value):
     return lambda block: value
 
 
-def block(type_name: str, *, widths=None, feedthrough=True, complex=REAL_ONLY):
+def block(type_name: str, *, widths=None, feedthrough=True, complex=REAL_ONLY, pure=False,
+          reads_after_step=False):
     """Register ``build`` as the handler of ``type_name``. ``feedthrough`` is True (every
     input feeds through in ALGEBRAIC), False, a set of ports, or a callable of the block
     returning one of those. ``complex`` is the type's ``(accepts, output)`` complex
-    support (see ``ComplexSupport``; default: real inputs only, real outputs)."""
+    support (see ``ComplexSupport``; default: real inputs only, real outputs). ``pure``
+    and ``reads_after_step`` let solver stages skip what only feeds recorders (see
+    ``Handler``; ``engine.continuous``)."""
     support = ComplexSupport(*complex)
     if support.output not in (-1, 0, 1):
         raise ValueError(f"{type_name}: complex output must be -1, 0 or 1, not {support.output!r}")
@@ -88,7 +94,8 @@ def block(type_name: str, *, widths=None, feedthrough=True, complex=REAL_ONLY):
     def register(build):
         REGISTRY[type_name] = Handler(
             type=type_name, build=build, widths=widths or elementwise,
-            feedthrough=feedthrough if callable(feedthrough) else _always(feedthrough), complex=support)
+            feedthrough=feedthrough if callable(feedthrough) else _always(feedthrough), complex=support,
+            pure=pure, reads_after_step=reads_after_step)
         return build
     return register
 

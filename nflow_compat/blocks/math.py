@@ -39,7 +39,7 @@ def _connected(io):
     return [(slot, port) for port, slot in enumerate(io.ins) if slot is not None]
 
 
-@block("gain", complex=(True, -1))
+@block("gain", complex=(True, -1), pure=True)
 def gain(io):
     """y = u*Gain element-wise; with the input unconnected the last output is held
     (nothing else ever writes it, so writing nothing is that hold)."""
@@ -59,7 +59,7 @@ def _sign_string(io) -> str:
     return value if isinstance(value, str) else ""
 
 
-@block("sum", complex=(True, -1))
+@block("sum", complex=(True, -1), pure=True)
 def sum_(io):
     """y = 0 + sum_k s_k*u_k over ALL declared ports, in port order; s_k is -1 where
     character k of the Inputs string is '-' and +1 otherwise (missing characters, '+',

@@ -43,7 +43,7 @@ def _matrix(samples, width: int) -> np.ndarray:
     return np.ascontiguousarray(np.array(samples, dtype=float).reshape(len(samples), -1)[:, :width])
 
 
-@block("toWorkspace", widths=no_outputs, feedthrough=False, complex=(True, 0))
+@block("toWorkspace", widths=no_outputs, feedthrough=False, complex=(True, 0), reads_after_step=True)
 def to_workspace(io):
     """Records (t, input) after every step kept by Decimation (steps 0, k, 2k, ...), keeps
     the last MaxDataPoints of those, and returns them as ``workspace[VariableName]`` in
@@ -113,7 +113,7 @@ def to_workspace(io):
     return Phases(init=init, after_step=after_step, result=result)
 
 
-@block("stopSimulation", widths=no_outputs, feedthrough=False)
+@block("stopSimulation", widths=no_outputs, feedthrough=False, reads_after_step=True)
 def stop_simulation(io):
     """Ends the run after the step in which any input element is nonzero (that step is
     still recorded). C++ ``v != 0.0`` is true for NaN, so NaN stops too. Unconnected: never."""
@@ -131,13 +131,13 @@ def stop_simulation(io):
     return Phases(after_step=after_step)
 
 
-@block("terminator", widths=no_outputs, feedthrough=False, complex=(True, 0))
+@block("terminator", widths=no_outputs, feedthrough=False, complex=(True, 0), reads_after_step=True)
 def terminator(io):
     """Swallows its input; nflow's handler does nothing in any phase."""
     return Phases()
 
 
-@block("scope", widths=no_outputs, feedthrough=False)
+@block("scope", widths=no_outputs, feedthrough=False, reads_after_step=True)
 def scope(io):
     """One series per input element over all ports in port order (an unconnected port
     is one NaN series). nflow keeps only the series; the result also carries the sample
@@ -168,7 +168,7 @@ def scope(io):
     return Phases(init=init, after_step=after_step, result=result)
 
 
-@block("display", widths=no_outputs, feedthrough=False)
+@block("display", widths=no_outputs, feedthrough=False, reads_after_step=True)
 def display(io):
     """Keeps the latest sampled input. nflow counts the step BEFORE testing, so with
     Decimation k it samples steps k-1, 2k-1, ... (0-based); every step when k <= 1. The
@@ -233,7 +233,7 @@ def _xy_recorder(io, kind: str, axes: str):
     return Phases(init=init, after_step=after_step, result=result)
 
 
-@block("xyScope", widths=no_outputs, feedthrough=False)
+@block("xyScope", widths=no_outputs, feedthrough=False, reads_after_step=True)
 def xy_scope(io):
     """Records input 1 against input 2 after every step: element 0 of each (NaN for an
     unconnected input), as ``scopes[<id>] = {type, time, x, y}``. nflow keeps only the x
@@ -242,7 +242,7 @@ def xy_scope(io):
     return _xy_recorder(io, "xyScope", "xy")
 
 
-@block("xyzScope", widths=no_outputs, feedthrough=False)
+@block("xyzScope", widths=no_outputs, feedthrough=False, reads_after_step=True)
 def xyz_scope(io):
     """xyScope with a third input: ``scopes[<id>] = {type, time, x, y, z}``."""
     return _xy_recorder(io, "xyzScope", "xyz")
@@ -304,7 +304,7 @@ def _real_row(value, width: int) -> list:
     return arr.tolist() + [0.0] * (width - arr.size)
 
 
-@block("fileSink", widths=no_outputs, feedthrough=False)
+@block("fileSink", widths=no_outputs, feedthrough=False, reads_after_step=True)
 def file_sink(io):
     """nflow's fileSink: a CSV file with the header 't,<id>' ('t,<id>_0,<id>_1,...' for a
     vector input) and one row per major step: the time, then the input ('%.15g'; an

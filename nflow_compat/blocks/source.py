@@ -49,7 +49,7 @@ def _constant_widths(block, in_widths):
     return [n] * block.outputs
 
 
-@block("constant", widths=_constant_widths, feedthrough=False)
+@block("constant", widths=_constant_widths, feedthrough=False, pure=True)
 def constant(io):
     """Value cast to OutDataType. A list Value gives a vector signal as wide as the list
     (a matrix is laid out column-major); an empty list reads as 0."""
@@ -64,7 +64,7 @@ def constant(io):
     return Phases(output=output)
 
 
-@block("enumeratedConstant", widths=_scalar_out, feedthrough=False)
+@block("enumeratedConstant", widths=_scalar_out, feedthrough=False, pure=True)
 def enumerated_constant(io):
     """The numeric Value of the enumeration member; EnumClass is documentation only."""
     value = float(io.params["Value"])
@@ -77,7 +77,7 @@ def enumerated_constant(io):
 
 # ----------------------------------------------------------------------------- time functions
 
-@block("step", widths=_scalar_out, feedthrough=False)
+@block("step", widths=_scalar_out, feedthrough=False, pure=True)
 def step(io):
     """1 from t >= Time on, else 0. Solvers stop exactly at Time (a time event)."""
     t0 = io.params["Time"]
@@ -91,7 +91,7 @@ def step(io):
     return Phases(output=output, next_time_event=next_time_event)
 
 
-@block("sine", widths=_scalar_out, feedthrough=False)
+@block("sine", widths=_scalar_out, feedthrough=False, pure=True)
 def sine(io):
     """Amplitude*sin(2*pi*Frequency*t + Phase), Phase in radians."""
     p = io.params
@@ -104,7 +104,7 @@ def sine(io):
     return Phases(output=output)
 
 
-@block("clock", widths=_scalar_out, feedthrough=False)
+@block("clock", widths=_scalar_out, feedthrough=False, pure=True)
 def clock(io):
     """The simulation time t (DisplayTime / Decimation only affect the editor)."""
     S, o, ctx = io.S, io.outs[0], io.ctx
@@ -114,7 +114,7 @@ def clock(io):
     return Phases(output=output)
 
 
-@block("ramp", widths=_scalar_out, feedthrough=False)
+@block("ramp", widths=_scalar_out, feedthrough=False, pure=True)
 def ramp(io):
     """slope*(t - start) from t >= start on, else 0."""
     slope, start = io.params["slope"], io.params["start"]

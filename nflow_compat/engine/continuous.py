@@ -17,6 +17,7 @@ import math
 
 import numpy as np
 
+from ..blocks import REGISTRY
 from ..errors import SimulationError
 from .hybrid import integrate_hybrid, make_grid
 
@@ -621,23 +622,12 @@ def _island_part():
     return IslandPart
 
 
-# Block types whose OUTPUT / ALGEBRAIC closures are pure functions of time and of their
-# inputs (handlers read for this list: no state, no warning, nothing that depends on
-# ctx.side_effect_free), so running them more or less often changes nothing but their
-# output slots.
-PURE_TYPES = frozenset({"constant", "enumeratedConstant", "step", "sine", "clock", "ramp", "gain", "sum"})
-# Block types that read their inputs only in AFTER_STEP, i.e. right after a committed
-# evaluation, and have no OUTPUT / ALGEBRAIC / UPDATE of their own.
-AFTER_STEP_READERS = frozenset({"toWorkspace", "scope", "display", "xyScope", "xyzScope", "fileSink",
-                                "stopSimulation", "terminator"})
-
-
 def _pure(block, phases) -> bool:
     """Whether block's OUTPUT / ALGEBRAIC closures may run any number of times (or not at
     all) without any effect but on its output slots."""
     if phases.update is not None or phases.part is not None or phases.after_step is not None:
         return False
-    if block.type.type in PURE_TYPES:
+    if REGISTRY[block.type.type].pure:     # declared by its handler (``@block(pure=True)``)
         return True
     # an acausal sensor whose every output is linear in the island state
     return (block.type.acausal and phases.algebraic is None and phases.output is not None
@@ -645,7 +635,7 @@ def _pure(block, phases) -> bool:
 
 
 def _after_step_reader(block, phases) -> bool:
-    return (block.type.type in AFTER_STEP_READERS and phases.output is None and phases.algebraic is None
+    return (REGISTRY[block.type.type].reads_after_step and phases.output is None and phases.algebraic is None
             and phases.update is None and phases.part is None)
 
 
