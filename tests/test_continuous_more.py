@@ -9,24 +9,13 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from nflow_compat import DiagramError, SimulationError
-from tests.test_discrete import drive
+from tests.test_discrete_more import column, vec_ramp, vec_wires
 from tests.util import blk, diagram, record, run, trace, wire
 
 DT = 0.1
 FAST = settings(max_examples=25, deadline=None)
 
 
-def vec_ramp(slopes):
-    """Blocks making 'g' = [s0 t, s1 t, ...] from ramps and a mux (no vector gain needed)."""
-    return [blk(f"r{i}", "ramp", slope=s) for i, s in enumerate(slopes)] + [blk("g", "mux", inputs=len(slopes))]
-
-
-def vec_wires(slopes):
-    return [wire(f"r{i}", "g", 0, i) for i in range(len(slopes))]
-
-
-def column(block, values, dt=DT):
-    return drive(block, values, dt=dt)[:, 0]
 
 
 def const_into(block, value=1.0, duration=1.0, dt=DT, solver="discrete"):
