@@ -18,7 +18,7 @@ import numpy as np
 from ..errors import DiagramError, SimulationError
 from . import Phases, block
 from ..engine.continuous import SOLVER_OWNED, StatePart
-from .discrete import StateSpace, initial_state, input_slot, vector_reader
+from .discrete import StateSpace, initial_state, input_reader, input_slot, vector_reader
 
 EDGE_KINDS = ("rising", "falling", "either")
 RESET_KINDS = EDGE_KINDS + ("level",)
@@ -288,22 +288,6 @@ def _integrator_under_solver(io, x0, signal, initial, clamp, lo, hi, reset, init
 
 # ----------------------------------------------------------------------------- shared helpers
 
-def _scalar_reader(io, port: int = 0):
-    """Element 0 of input ``port`` as a float (0 when unconnected)."""
-    slot, S = input_slot(io, port), io.S
-    if slot is None:
-        return lambda: 0.0
-    if io.in_widths[port] > 1:
-        return lambda: float(S[slot][0])
-    return lambda: S[slot]
-
-
-def _reader(io, w: int):
-    """Input 0 as a float (w == 1) or a float array of w (scalar broadcast; 0 when
-    unconnected): nflow's getInput / sigAt."""
-    return _scalar_reader(io) if w == 1 else vector_reader(io, 0, w)
-
-
 # ----------------------------------------------------------------------------- under a solver
 
 def _lti_under_solver(io, A, B, C, D, x0, per_element: bool):
@@ -439,7 +423,7 @@ def tf(io):
         return Phases(continuous=n * w)
     S, o, ctx = io.S, io.outs[0], io.ctx
     dt = float(ctx.dt)
-    u_of = _reader(io, w)
+    u_of = input_reader(io, w)
     zero = 0.0 if w == 1 else np.zeros(w)
     note = (f"tf {io.id!r}: the Numerator has a higher degree than the Denominator (improper); only its "
             f"first {n + 1} coefficients are used") if model.improper else None
@@ -574,7 +558,7 @@ def lpf(io):
                                  np.zeros(1), True)
     S, o, ctx = io.S, io.outs[0], io.ctx
     k = float(ctx.dt) * _cutoff(io)
-    u_of = _reader(io, w)
+    u_of = input_reader(io, w)
     zero = 0.0 if w == 1 else np.zeros(w)
     x = zero
 
@@ -605,7 +589,7 @@ def hpf(io):
                                  np.zeros(1), True)
     S, o, ctx = io.S, io.outs[0], io.ctx
     k = float(ctx.dt) * _cutoff(io)
-    u_of = _reader(io, w)
+    u_of = input_reader(io, w)
     zero = 0.0 if w == 1 else np.zeros(w)
     x = latch = zero
 
@@ -637,7 +621,7 @@ def derivative(io):
         return Phases()
     S, o, ctx, w = io.S, io.outs[0], io.ctx, io.width
     inv_dt = 1.0 / max(float(ctx.dt), 1e-6)
-    u_of = _reader(io, w)
+    u_of = input_reader(io, w)
     zero = 0.0 if w == 1 else np.zeros(w)
     prev, primed, held = zero, False, zero
 
@@ -693,7 +677,7 @@ def pid(io):
     dt = float(ctx.dt)
     inv = max(dt, 1e-6)
     clamp = _scalar_clamp(lo, hi) if w == 1 else _vector_clamp(lo, hi)
-    u_of = _reader(io, w)
+    u_of = input_reader(io, w)
     zero = 0.0 if w == 1 else np.zeros(w)
     integral = last = zero    # last: the previous input (ideal) or the filter state
 
@@ -758,7 +742,7 @@ def delay(io):
     frac = ds - d0
     if d0 > size - 2:
         d0, frac = size - 2, 1.0
-    u_of = _reader(io, w)
+    u_of = input_reader(io, w)
     zero = 0.0 if w == 1 else np.zeros(w)
     ring = [zero] * size
     base = 0

@@ -53,6 +53,23 @@ def input_slot(io, port: int = 0):
     return io.ins[port] if port < len(io.ins) else None
 
 
+def scalar_reader(io, port: int = 0, default: float = 0.0):
+    """A callable returning element 0 of input ``port`` as a float (nflow's
+    getInput(..., default)); an unconnected port reads ``default``."""
+    slot, S = input_slot(io, port), io.S
+    if slot is None:
+        return lambda: default
+    if io.in_widths[port] > 1:
+        return lambda: float(S[slot][0])
+    return lambda: S[slot]
+
+
+def input_reader(io, w: int):
+    """Input 0 now: a float for width 1 (0 when unconnected), else a float array of ``w``
+    (a scalar broadcast): nflow's getInput / sigAt."""
+    return scalar_reader(io) if w == 1 else vector_reader(io, 0, w)
+
+
 def vector_reader(io, port: int, width: int, default: float = 0.0):
     """A callable returning input ``port`` as a float array of ``width``: a scalar input
     is broadcast, an unconnected one reads ``default``."""
@@ -71,7 +88,6 @@ def _previous_sample(io, param: str, scalar_rule, vector_rule):
     if not io.outs:
         return Phases()
     S, o, ctx, w = io.S, io.outs[0], io.ctx, io.width
-    i = input_slot(io)
     seed = io.initial(param, w)
     zero = 0.0 if w == 1 else np.zeros(w)
     prev = seed
@@ -81,17 +97,8 @@ def _previous_sample(io, param: str, scalar_rule, vector_rule):
         nonlocal prev, held
         prev, held = seed, zero
 
-    if w == 1:
-        if i is None:
-            def current():
-                return 0.0
-        else:
-            def current():
-                return S[i]
-        rule = scalar_rule
-    else:
-        current = vector_reader(io, 0, w)
-        rule = vector_rule
+    current = input_reader(io, w)
+    rule = scalar_rule if w == 1 else vector_rule
 
     def algebraic():
         nonlocal held
@@ -160,18 +167,9 @@ def zoh(io):
     if not io.outs:
         return Phases()
     S, o, ctx, w = io.S, io.outs[0], io.ctx, io.width
-    i = input_slot(io)
     ts = max(0.001, float(io.params["SampleTime"]))
     zero = 0.0 if w == 1 else np.zeros(w)
-    if w == 1:
-        if i is None:
-            def current():
-                return 0.0
-        else:
-            def current():
-                return S[i]
-    else:
-        current = vector_reader(io, 0, w)
+    current = input_reader(io, w)
     held = zero
     next_hit = 0.0
 
@@ -244,18 +242,6 @@ def _sample_time(io, fallback: float | None = None) -> float:
     return max(0.001, float(ts))
 
 
-def _current(io, w: int):
-    """Input 0 now: a float for width 1 (0 when unconnected), else a float array."""
-    if w == 1:
-        i, S = input_slot(io), io.S
-        if i is None:
-            return lambda: 0.0
-        if io.in_widths[0] > 1:
-            return lambda: float(S[i][0])
-        return lambda: S[i]
-    return vector_reader(io, 0, w)
-
-
 @block("foh", feedthrough=True)
 def foh(io):
     """First-order hold with its own schedule Ts = max(0.001, SampleTime): a hit when
@@ -267,7 +253,7 @@ def foh(io):
         return Phases()
     S, o, ctx, w = io.S, io.outs[0], io.ctx, io.width
     ts = _sample_time(io)
-    current = _current(io, w)
+    current = input_reader(io, w)
     zero = 0.0 if w == 1 else np.zeros(w)
     last = prev = zero
     last_t = next_hit = 0.0
@@ -321,7 +307,7 @@ def dtf(io):
     ts = _sample_time(io)
     num, den = discrete_tf(io.params["Numerator"], io.params["Denominator"])
     nx, ny = len(num), len(den) - 1
-    current = _current(io, w)
+    current = input_reader(io, w)
     zero = 0.0 if w == 1 else np.zeros(w)
     xh = [zero] * nx      # u[k-1], u[k-2], ... (index 0 is the newest)
     yh = [zero] * ny      # y[k-1], y[k-2], ...
@@ -378,7 +364,7 @@ def ddelay(io):
     if steps * w > _MAX_BUFFER:
         io.fail("param_range", f"DelayLength {length:g} needs {steps * w} buffered elements "
                 f"(limit {_MAX_BUFFER})", "DelayLength")
-    current = _current(io, w)
+    current = input_reader(io, w)
     zero = 0.0 if w == 1 else np.zeros(w)
     ring = [zero] * steps
     head, latch, next_hit = 0, zero, 0.0
@@ -494,7 +480,7 @@ def dstate_space(io):
     if _scalar_form(p):
         a, b, c, d = (float(np.asarray(p.get(k, 0.0), dtype=float).reshape(-1)[0])
                       if np.asarray(p.get(k, 0.0)).size else 0.0 for k in "ABCD")
-        current = _current(io, w)
+        current = input_reader(io, w)
         zero = 0.0 if w == 1 else np.zeros(w)
         x, next_hit = zero, 0.0
 
@@ -554,7 +540,7 @@ def rate_transition(io):
     base = float(ctx.dt) if ctx.dt > 0.0 else 1e-9
     every_step = ts <= base * (1.0 + 1e-9)
     eps = base * 1e-6
-    current = _current(io, w)
+    current = input_reader(io, w)
     if every_step:
         def algebraic():
             S[o] = current()

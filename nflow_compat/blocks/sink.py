@@ -9,6 +9,7 @@ import numpy as np
 
 from ..results import recorded_matrix, workspace_value
 from . import Phases, block, no_outputs
+from .discrete import scalar_reader
 
 NAN = math.nan
 _INT_RANGE = 2.0 ** 31
@@ -197,21 +198,9 @@ def display(io):
 
 # ----------------------------------------------------------------------------- XY / XYZ scopes
 
-def _first_element_reader(io, port: int):
-    """nflow's getInput(..., 0.0) on port ``port``: element 0 of the signal, NaN when the
-    port is unconnected (or not declared)."""
-    slot = io.ins[port] if port < len(io.ins) else None
-    S = io.S
-    if slot is None:
-        return lambda: NAN
-    if io.in_widths[port] > 1:
-        return lambda: float(S[slot][0])
-    return lambda: S[slot]
-
-
 def _xy_recorder(io, kind: str, axes: str):
     ctx = io.ctx
-    readers = [_first_element_reader(io, port) for port in range(len(axes))]
+    readers = [scalar_reader(io, port, NAN) for port in range(len(axes))]   # element 0; NaN unconnected
     times = []
     series = [[] for _ in axes]
 
