@@ -8,7 +8,7 @@ state (no direct feedthrough).
 """
 from __future__ import annotations
 
-from ..physical.islands import LOWERING
+from ..physical.islands import LOWERED_TYPES
 from . import Phases, block
 
 
@@ -39,5 +39,5 @@ def _build(io):
     return phases
 
 
-for _type in LOWERING:
+for _type in LOWERED_TYPES:
     block(_type, widths=_sensor_widths, feedthrough=False)(_build)
