@@ -32,6 +32,8 @@ class Phases:
     part: object = None             # a continuous part integrated by the solvers (physical island)
     next_time_event: Callable[[float], float] | None = None  # first input jump after t (inf if none)
     feedthrough: object = None      # overrides the handler's feedthrough for this instance (e.g. under a solver)
+    reads: tuple = ()               # signal slots ALGEBRAIC reads besides the block's wired inputs (a circuit
+                                    # sensor reads what drives its island): ordered after their writers
 
 
 class ComplexSupport(NamedTuple):

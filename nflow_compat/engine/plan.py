@@ -66,11 +66,14 @@ class Plan:
                 w = out_widths[(b.index, p)]
                 init_values.append(0.0 if w == 1 else np.zeros(w))
         self.initial_signals = init_values
+        # per block: the signal slot each input port reads (None: unconnected)
+        self.input_slots = [[None if src is None else self.slot_of[src] for src in self.sources[b.index]]
+                            for b in blocks]
         self.S = list(init_values)
         self.ctx = Ctx(diagram.sample_time)
         self.ctx.shared[BASE_DIR_KEY] = base_dir
         self.phases: list[Phases] = []
-        members = islands.lower(diagram, self.ctx, self.S)
+        members = islands.lower(diagram, self.ctx, self.S, self.input_slots)
         index_of = {b.id: b.index for b in blocks}
         block_ids = tuple(index_of)
 
@@ -78,7 +81,7 @@ class Plan:
             """The signal slot of output ``port`` of block ``block_id`` (None if none)."""
             return self.slot_of.get((index_of.get(block_id), port))
         for b, h in zip(blocks, handlers):
-            ins = [None if src is None else self.slot_of[src] for src in self.sources[b.index]]
+            ins = self.input_slots[b.index]
             in_w = [0 if src is None else out_widths[src] for src in self.sources[b.index]]
             outs = [self.slot_of[(b.index, p)] for p in range(n_outs[b.index])]
             out_w = [out_widths[(b.index, p)] for p in range(n_outs[b.index])]
@@ -93,9 +96,10 @@ class Plan:
                                       f"{type(exc).__name__}: {exc}", block=b.id, path=b.path) from exc
         feedthrough = [p.feedthrough if p.feedthrough is not None else h.feedthrough(b)
                        for b, h, p in zip(blocks, handlers, self.phases)]
-        alg_groups = ordering.algebraic_order(diagram, self.phases, feedthrough, self.sources)
+        sources, feedthrough_all = _with_reads(self.phases, self.sources, feedthrough, self.slot_of)
+        alg_groups = ordering.algebraic_order(diagram, self.phases, feedthrough_all, sources)
         self.algebraic = [ordering.relaxation(group, blocks, self.phases, self.S, self.slot_of)
-                          if len(group) > 1 or ordering.self_loop(group[0], self.sources, feedthrough) else
+                          if len(group) > 1 or ordering.self_loop(group[0], sources, feedthrough_all) else
                           self.phases[group[0]].algebraic for group in alg_groups]
         self.init = [p.init for p in self.phases if p.init]
         self.output = [p.output for p in self.phases if p.output]
@@ -380,3 +384,22 @@ def _propagate_widths(diagram: Diagram, handlers, sources) -> dict:
         if not changed:
             return widths
     raise DiagramError("width_unresolved", "signal widths in a feedback loop do not settle")
+
+
+def _with_reads(phases, sources, feedthrough, slot_of):
+    """Sources and feedthrough with each block's extra ``Phases.reads`` as more inputs that
+    feed through (the ordering then runs their writers first)."""
+    if not any(p.reads for p in phases):
+        return sources, feedthrough
+    writer = {slot: src for src, slot in slot_of.items()}
+    sources, feedthrough = list(sources), list(feedthrough)
+    for i, p in enumerate(phases):
+        if not p.reads:
+            continue
+        wired = len(sources[i])
+        sources[i] = list(sources[i]) + [writer[slot] for slot in p.reads]
+        ports = feedthrough[i]
+        if ports is not True:
+            ports = set() if ports is False else set(ports)
+            feedthrough[i] = ports | set(range(wired, len(sources[i])))
+    return sources, feedthrough

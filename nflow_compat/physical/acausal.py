@@ -618,7 +618,7 @@ class DaeIsland:
         for _ in range(MODE_ITERATIONS):
             z = self.solve(t, w1)
             values = self._relations(t, z, self.inputs)
-            new = tuple(sw.element.is_on(v) for sw, v in zip(self._switches, values))
+            new = tuple(bool(sw.element.is_on(v)) for sw, v in zip(self._switches, values))
             if new == self.modes:
                 return
             self.modes = new
@@ -714,6 +714,21 @@ class DaeIsland:
 
     def probe_linear(self, kind, target):
         return None
+
+    def probe_inputs(self, kind: str, target: str, other: str | None = None) -> set:
+        """The input slots a probe's value depends on directly (not through the states): all
+        of them in a non-linear island; in a linear one those with a non-zero coefficient in
+        the eliminated solution, in the all-on and the all-off modes."""
+        if self._nonlinear:
+            return set(range(len(self.input_names)))
+        cols = [c for c in (self._col_of(kind, target), self._col_of(kind, other) if other else None)
+                if c is not None]
+        found = set()
+        for modes in {tuple(True for _ in self._switches), tuple(False for _ in self._switches)}:
+            Zc = self._linear(modes)[3]
+            gain = Zc[cols] @ self.B if cols else np.zeros((0, len(self.input_names)))
+            found |= {int(k) for k in np.nonzero(np.any(gain != 0.0, axis=0))[0]}
+        return found
 
 
 def _dense(entries, rows, cols) -> np.ndarray:

@@ -294,8 +294,9 @@ _EMF_TYPES = ("EMF", "TranslationalEMF")
 _SHAFT = "#shaft"
 
 
-def lower(diagram, ctx, S) -> dict:
-    """block index -> Member for every acausal block of ``diagram``."""
+def lower(diagram, ctx, S, input_slots) -> dict:
+    """block index -> Member for every acausal block of ``diagram``; ``input_slots[i]``:
+    the signal slot each input port of block ``i`` reads (None: unconnected)."""
     # canonical order (ids, then pins): the networks, and so every float operation on them,
     # do not depend on the order of blocks or connections in the JSON
     acausal = sorted((b for b in diagram.blocks if b.type.acausal), key=lambda b: b.id)
@@ -353,6 +354,12 @@ def lower(diagram, ctx, S) -> dict:
         members[b.index] = Member(part, id(part) not in owned and b.type.type not in _EMF_TYPES,
                                   lowered[b.index], {})
         owned.add(id(part))
+    for b in acausal:   # the signals that drive the islands
+        part = part_of.get(_element_name(b))
+        slots = input_slots[b.index]
+        for port, element in lowered[b.index].inputs.items():
+            if port < len(slots) and part is not None:
+                part.feed(element, slots[port])
     for b, name in emfs:
         _couple_emf(b, name, part_of[name], part_of[name + _SHAFT], ctx)
     # sensors read the node they are attached to; a relative sensor may span two islands
@@ -405,6 +412,8 @@ def _build_circuits(circuit, acausal) -> list:
 
 
 def _circuit_reader(part, kind, target, other):
+    """A circuit sensor's reader; ``read.reads``: the signal slots its value depends on
+    directly (what drives the island, not through its states)."""
     probe = part.island.probe(kind, target, other)
     ctx = part.ctx
 
@@ -412,6 +421,8 @@ def _circuit_reader(part, kind, target, other):
         part.fill()
         return probe(ctx.t, part.x)
     read.linear = None
+    needed = part.island.probe_inputs(kind, target, other)
+    read.reads = tuple(sorted({slot for k, slot in part.feeds if k in needed}))
     return read
 
 
