@@ -129,6 +129,18 @@ class Element:
     def stamp(self, s: "Stamp") -> None:
         raise NotImplementedError
 
+    # a source's value: its signal input, else its parameter ``value_param``, else its
+    # waveform ``shape(self)`` (a time function); the keyword arguments of Stamp.source
+    value_param: ClassVar[str | None] = None
+    shape: ClassVar[Callable | None] = None
+
+    def source_value(self, s: "Stamp") -> dict:
+        if self.inputs:
+            return {"input": s.input(self.inputs[0])}
+        if self.value_param is not None:
+            return {"value": self.param(self.value_param)}
+        return {"function": type(self).shape(self)}
+
     # switching elements: the relation's value from the local unknowns/inputs, and the mode
     def relation(self, z_local, u_local) -> float:
         raise NotImplementedError
@@ -181,6 +193,14 @@ class Stamp:
     def row(self):
         """A new equation row of the element."""
         return self._net.new_row(self.element)
+
+    def across_row(self, p, n=None):
+        """A new row holding ``v(p) - v(n)`` (``v(p)`` alone without ``n``)."""
+        row = self.row()
+        self.add(row, self.v(p), 1.0)
+        if n is not None:
+            self.add(row, self.v(n), -1.0)
+        return row
 
     def node_row(self, pin):
         return self._pin_rows[pin]
@@ -350,7 +370,6 @@ def _compile(elements: list, node_of: dict, pin_domains: dict) -> "DaeIsland":
         node_row[root] = asm.new_row(label)
     n_inputs = 0
     input_names, input_slots = [], {}
-    time_functions = []
     for el in elements:
         pin_vars = {pin: node_var[node_of[f"{el.name}.{pin}"]] for pin in el.pins}
         pin_rows = {pin: node_row[node_of[f"{el.name}.{pin}"]] for pin in el.pins}

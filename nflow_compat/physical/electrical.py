@@ -46,11 +46,9 @@ class Resistor(Element):
 
 def _resistive_branch(s, R):
     """v_p - v_n = R*i with the branch current i an unknown (works for R = 0)."""
-    i, vp, vn = s.x("i"), s.v("p"), s.v("n")
+    i = s.x("i")
     s.branch("p", "n", [(i, 1.0)])
-    row = s.row()
-    s.add(row, vp, 1.0)
-    s.add(row, vn, -1.0)
+    row = s.across_row("p", "n")
     s.add(row, i, -R)
 
 
@@ -86,11 +84,9 @@ class VariableResistor(Element):
     type_name, pins, inputs, unknowns = "VariableResistor", _ONE_PORT, ("R",), ("i",)
 
     def stamp(self, s):
-        i, vp, vn = s.x("i"), s.v("p"), s.v("n")
+        i = s.x("i")
         s.branch("p", "n", [(i, 1.0)])
-        row = s.row()
-        s.add(row, vp, 1.0)
-        s.add(row, vn, -1.0)
+        row = s.across_row("p", "n")
 
         def drop(z, u, t):
             return np.array([-u[0] * z[0]]), np.array([[-u[0]]])
@@ -189,11 +185,9 @@ class VariableInductor(Element):
 
 def _voltage_source(s, **value):
     """v_p - v_n = value (a constant, a time function or an input), branch current i."""
-    i, vp, vn = s.x("i"), s.v("p"), s.v("n")
+    i = s.x("i")
     s.branch("p", "n", [(i, 1.0)])
-    row = s.row()
-    s.add(row, vp, 1.0)
-    s.add(row, vn, -1.0)
+    row = s.across_row("p", "n")
     s.source(row, -1.0, **value)
 
 
@@ -206,46 +200,14 @@ class _VoltageSource(Element):
     pins, unknowns = _ONE_PORT, ("i",)
 
     def stamp(self, s):
-        _voltage_source(s, **self.value(s))
+        _voltage_source(s, **self.source_value(s))
 
 
 class _CurrentSource(Element):
     pins = _ONE_PORT
 
     def stamp(self, s):
-        _current_source(s, **self.value(s))
-
-
-@element
-class ConstantVoltage(_VoltageSource):
-    type_name = "ConstantVoltage"
-
-    def value(self, s):
-        return {"value": self.param("V")}
-
-
-@element
-class SignalVoltage(_VoltageSource):
-    type_name, inputs = "SignalVoltage", ("V",)
-
-    def value(self, s):
-        return {"input": s.input("V")}
-
-
-@element
-class ConstantCurrent(_CurrentSource):
-    type_name = "ConstantCurrent"
-
-    def value(self, s):
-        return {"value": self.param("I")}
-
-
-@element
-class SignalCurrent(_CurrentSource):
-    type_name, inputs = "SignalCurrent", ("I",)
-
-    def value(self, s):
-        return {"input": s.input("I")}
+        _current_source(s, **self.source_value(s))
 
 
 def _sine(el):
@@ -267,16 +229,21 @@ def _ramp(el):
     return waveforms.Ramp(el.param("Slope"), el.param("StartTime"))
 
 
-# waveform sources: nflow type -> (voltage or current, waveform of the block's params)
-_WAVEFORMS = {
-    "SineVoltage": (_VoltageSource, _sine), "SineCurrent": (_CurrentSource, _sine),
-    "ExpSineVoltage": (_VoltageSource, _exp_sine), "ExpSineCurrent": (_CurrentSource, _exp_sine),
-    "TrapezoidVoltage": (_VoltageSource, _trapezoid), "TrapezoidCurrent": (_CurrentSource, _trapezoid),
-    "RampVoltage": (_VoltageSource, _ramp), "RampCurrent": (_CurrentSource, _ramp),
+# sources: nflow type -> (voltage or current, class attributes: the parameter, the signal
+# input or the waveform that gives the value)
+_SOURCES = {
+    "ConstantVoltage": (_VoltageSource, {"value_param": "V"}),
+    "ConstantCurrent": (_CurrentSource, {"value_param": "I"}),
+    "SignalVoltage": (_VoltageSource, {"inputs": ("V",)}),
+    "SignalCurrent": (_CurrentSource, {"inputs": ("I",)}),
+    "SineVoltage": (_VoltageSource, {"shape": _sine}), "SineCurrent": (_CurrentSource, {"shape": _sine}),
+    "ExpSineVoltage": (_VoltageSource, {"shape": _exp_sine}), "ExpSineCurrent": (_CurrentSource, {"shape": _exp_sine}),
+    "TrapezoidVoltage": (_VoltageSource, {"shape": _trapezoid}),
+    "TrapezoidCurrent": (_CurrentSource, {"shape": _trapezoid}),
+    "RampVoltage": (_VoltageSource, {"shape": _ramp}), "RampCurrent": (_CurrentSource, {"shape": _ramp}),
 }
-for _type, (_base, _shape) in _WAVEFORMS.items():
-    element(type(_type, (_base,), {"type_name": _type, "value": lambda self, s, shape=_shape:
-                                   {"function": shape(self)}}))
+for _type, (_base, _attributes) in _SOURCES.items():
+    element(type(_type, (_base,), {"type_name": _type, **_attributes}))
 
 
 # ----------------------------------------------------------------------------- two-ports
@@ -313,9 +280,7 @@ class _CurrentControlled(Element):
     def sense(self, s):
         isense = s.x("i_sense")
         s.branch("cp", "cn", [(isense, 1.0)])
-        row = s.row()
-        s.add(row, s.v("cp"), 1.0)
-        s.add(row, s.v("cn"), -1.0)
+        s.across_row("cp", "cn")            # the sense branch is a short
         return isense
 
 
@@ -327,9 +292,7 @@ class CCV(_CurrentControlled):
     def stamp(self, s):
         isense, i = self.sense(s), s.x("i")
         s.branch("p", "n", [(i, 1.0)])
-        row = s.row()
-        s.add(row, s.v("p"), 1.0)
-        s.add(row, s.v("n"), -1.0)
+        row = s.across_row("p", "n")
         s.add(row, isense, -self.param("gain"))
 
 
@@ -377,9 +340,7 @@ class IdealOpAmp(Element):
 
     def stamp(self, s):
         s.flow("out", [(s.x("i_out"), 1.0)])
-        row = s.row()
-        s.add(row, s.v("in_p"), 1.0)
-        s.add(row, s.v("in_n"), -1.0)
+        s.across_row("in_p", "in_n")
 
 
 @element
@@ -631,11 +592,9 @@ class EmfElectrical(Element):
     pins, unknowns, inputs = _ONE_PORT, ("i",), ("w",)
 
     def stamp(self, s):
-        i, vp, vn = s.x("i"), s.v("p"), s.v("n")
+        i = s.x("i")
         s.branch("p", "n", [(i, 1.0)])
-        row = s.row()
-        s.add(row, vp, 1.0)
-        s.add(row, vn, -1.0)
+        row = s.across_row("p", "n")
         s.source(row, -self.param("k"), input=s.input("w"))
 
 

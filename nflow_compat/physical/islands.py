@@ -14,7 +14,7 @@ import numpy as np
 
 from ..errors import DiagramError, SimulationError
 from . import acausal as acausal_network
-from . import electrical, thermal  # noqa: F401  (register their element classes)
+from . import electrical, thermal  # noqa: F401  (importing them registers their element classes)
 from .acausal import DOMAINS, ELEMENTS
 from .electrical import EMF_ELEMENT
 from .network import Network

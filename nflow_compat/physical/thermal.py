@@ -108,23 +108,7 @@ class _Temperature(Element):
         s.flow("port", [(q, 1.0)])
         row = s.row()
         s.add(row, T, 1.0)
-        s.source(row, -1.0, **self.value(s))
-
-
-@element
-class FixedTemperature(_Temperature):
-    type_name = "FixedTemperature"
-
-    def value(self, s):
-        return {"value": self.param("T")}
-
-
-@element
-class PrescribedTemperature(_Temperature):
-    type_name, inputs = "PrescribedTemperature", ("V",)
-
-    def value(self, s):
-        return {"input": s.input("V")}
+        s.source(row, -1.0, **self.source_value(s))
 
 
 class _HeatFlow(Element):
@@ -132,23 +116,18 @@ class _HeatFlow(Element):
     pins = ("port",)
 
     def stamp(self, s):
-        s.source(s.node_row("port"), -1.0, **self.value(s))
+        s.source(s.node_row("port"), -1.0, **self.source_value(s))
 
 
-@element
-class FixedHeatFlow(_HeatFlow):
-    type_name = "FixedHeatFlow"
-
-    def value(self, s):
-        return {"value": self.param("Q")}
-
-
-@element
-class PrescribedHeatFlow(_HeatFlow):
-    type_name, inputs = "PrescribedHeatFlow", ("I",)
-
-    def value(self, s):
-        return {"input": s.input("I")}
+# sources: nflow type -> (temperature or heat flow, the parameter or signal input of the value)
+_SOURCES = {
+    "FixedTemperature": (_Temperature, {"value_param": "T"}),
+    "PrescribedTemperature": (_Temperature, {"inputs": ("V",)}),
+    "FixedHeatFlow": (_HeatFlow, {"value_param": "Q"}),
+    "PrescribedHeatFlow": (_HeatFlow, {"inputs": ("I",)}),
+}
+for _type, (_base, _attributes) in _SOURCES.items():
+    element(type(_type, (_base,), {"type_name": _type, **_attributes}))
 
 
 @element
@@ -175,6 +154,4 @@ class HeatFlowSensor(Element):
     def stamp(self, s):
         q = s.x("Q_flow")
         s.branch("a", "b", [(q, 1.0)])
-        row = s.row()
-        s.add(row, s.v("a"), 1.0)
-        s.add(row, s.v("b"), -1.0)
+        s.across_row("a", "b")
