@@ -210,11 +210,18 @@ def test_unknown_pin():
 
 
 def test_unported_acausal_blocks_validate_but_do_not_run():
-    d = diagram([blk("r", "Resistor"), blk("g", "Ground")],
-                [{"from": "r", "fromPin": "n", "to": "g", "toPin": "p"}])
+    d = diagram([blk("b", "PlanarBody"), blk("w", "PlanarWorld")],
+                [{"from": "b", "fromPin": "com", "to": "w", "toPin": "frame"}])
     assert len(nc.validate(d).links) == 1
     err = raises(d, SimulationError, "unsupported_block")
-    assert err.block == "r"
+    assert err.block == "b"
+
+
+def test_a_circuit_without_ground_names_its_blocks():
+    d = diagram([blk("r", "Resistor"), blk("v", "ConstantVoltage")],
+                [{"from": "r", "fromPin": "n", "to": "v", "toPin": "n"}, {"from": "r", "fromPin": "p", "to": "v", "toPin": "p"}])
+    err = raises(d, DiagramError, "no_ground")
+    assert err.block in ("r", "v")
 
 
 def test_smax_not_above_smin():
