@@ -433,6 +433,7 @@ class DaeIsland:
         self._linear_cache: dict = {}
         self._w2_guess = np.zeros(n - r)
         self._solve_cache = (None, None, None)
+        self._starts = asm.starts
         self.x0 = self._initial_state(asm.starts)
         self.warnings: list = []
 
@@ -481,6 +482,13 @@ class DaeIsland:
             c += self.B @ u
         return c
 
+    def _c_rate(self, t):
+        """The time derivative of the sources' time functions (exact, per waveform)."""
+        rate = np.zeros(self.n_unknowns)
+        for row, coef, fn in self._functions:
+            rate[row] += coef * fn.rate(t)
+        return rate
+
     def _nl(self, z, u, t, jacobian):
         """Non-linear residual (n) and, if asked, its Jacobian (n x n)."""
         n = self.n_unknowns
@@ -500,47 +508,83 @@ class DaeIsland:
                             jac[row, col] += d[i][j]
         return res, jac
 
-    def _linear(self, modes):
-        """Per mode: the eliminated algebraic part of a linear island."""
+    def _linear(self, modes) -> "_Eliminated":
+        """Per mode: the algebraic part of a linear island eliminated, so that
+        ``z = Z1 w1 + Zc c + Zd c'`` and ``w1' = K w1 + L c + Ld c'``.
+
+        Index 1: ``U2^T A V2`` is regular and gives ``w2`` by one LU solve. Index 2 (a
+        capacitor across a voltage source, an inductor in series with a current source):
+        ``U2^T A V2`` is singular; its left null space ``N`` turns those rows into
+        constraints on the states, ``G w1 + N U2^T c = 0``; their time derivative (with
+        ``c'`` from the sources' exact derivatives) fixes the null-space part of ``w2``
+        (Pantelides' differentiation, done once per mode on the matrices)."""
         hit = self._linear_cache.get(modes)
         if hit is not None:
             return hit
         A = self._A(modes)
         if self._nonlinear:     # Newton solves the algebraic part at each evaluation
-            self._linear_cache[modes] = entry = (A, None, None, None, None, None)
-            return entry
-        U1t, U2t, V1, V2 = self._U1t, self._U2t, self._V1, self._V2
-        A21, A22 = U2t @ A @ V1, U2t @ A @ V2
-        if A22.size:
-            lu = self._factor(A22, modes)
-            # w2 = -A22^-1 (A21 w1 + U2^T c)
-            W21 = -scipy.linalg.lu_solve(lu, A21)
-            W2c = -scipy.linalg.lu_solve(lu, U2t)
+            entry = _Eliminated(A)
         else:
-            lu, W21, W2c = None, np.zeros((0, V1.shape[1])), np.zeros((0, self.n_unknowns))
-        Z1 = V1 + V2 @ W21           # z = Z1 w1 + Zc c
-        Zc = V2 @ W2c
-        K = -(self._sigma_inv[:, None] * (U1t @ A @ Z1))
-        L = -(self._sigma_inv[:, None] * (U1t @ A @ Zc + U1t))
-        entry = (A, lu, Z1, Zc, K, L)
+            entry = self._eliminate(A, modes)
         if len(self._linear_cache) > 1024:
             self._linear_cache.clear()
         self._linear_cache[modes] = entry
         return entry
 
-    def _factor(self, A22, modes):
-        if np.linalg.cond(A22) > 1e14:
-            null = scipy.linalg.null_space(A22, rcond=1e-12)
-            z = self._V2 @ (null[:, 0] if null.size else np.zeros(A22.shape[1]))
-            cols = [k for k in np.argsort(-np.abs(z))[:6] if abs(z[k]) > 1e-6 * max(1e-300, np.abs(z).max())]
-            what = ", ".join(self._col_names[k] for k in cols)
-            states = ", ".join(f"{sw.element.name} {'on' if on else 'off'}" for sw, on in zip(self._switches, modes))
-            raise SimulationError("singular_circuit", f"{self.label}: the algebraic part of the network is singular "
-                                  f"({what} undetermined{'; modes: ' + states if states else ''}): a capacitor "
-                                  "directly across a voltage source or a loop of them, an inductor in series with a "
-                                  "current source, or a floating part (index 2 is not supported: add a series "
-                                  "resistance)", block=what.split(".")[0].split("{")[-1] if what else None)
-        return scipy.linalg.lu_factor(A22)
+    def _eliminate(self, A, modes) -> "_Eliminated":
+        U1t, U2t, V1, V2, sinv = self._U1t, self._U2t, self._V1, self._V2, self._sigma_inv
+        n, r = self.n_unknowns, self.n_states
+        q = n - r
+        A11, A12, A21, A22 = U1t @ A @ V1, U1t @ A @ V2, U2t @ A @ V1, U2t @ A @ V2
+        W21, W2c, W2d = np.zeros((q, r)), np.zeros((q, n)), np.zeros((q, n))
+        constraint = None
+        if q:
+            P, sv, Qt = np.linalg.svd(A22)
+            rho = int(np.sum(sv > sv[0] * q * 1e-13)) if sv[0] > 0 else 0
+            if rho == q:
+                lu = scipy.linalg.lu_factor(A22)
+                W21, W2c = -scipy.linalg.lu_solve(lu, A21), -scipy.linalg.lu_solve(lu, U2t)
+            else:
+                P1t, Nt, Q1, Kn = P[:, :rho].T, P[:, rho:].T, Qt[:rho].T, Qt[rho:].T
+                # w2 = Q1 a + Kn y; the regular rows give a
+                a_w = -(P1t @ A21) / sv[:rho, None]
+                a_c = -(P1t @ U2t) / sv[:rho, None]
+                G = Nt @ A21
+                if np.linalg.matrix_rank(G, tol=1e-10 * max(1.0, float(np.abs(G).max(initial=0.0)))) < q - rho:
+                    self._singular(Kn, modes, "a loop of voltage sources, a cut-set of current sources, an op-amp "
+                                   "without feedback or a floating part")
+                GS = G * sinv[None, :]                       # G S^-1
+                M = GS @ A12 @ Kn
+                if np.linalg.cond(M) > 1e12:
+                    self._singular(Kn, modes, "a constraint of index higher than 2")
+                m_lu = scipy.linalg.lu_factor(M)
+                # G w1' = -N c2'  with  S w1' = -(A11 w1 + A12 (Q1 a + Kn y) + U1^T c)
+                y_w = scipy.linalg.lu_solve(m_lu, -GS @ (A11 + A12 @ Q1 @ a_w))
+                y_c = scipy.linalg.lu_solve(m_lu, -GS @ (U1t + A12 @ Q1 @ a_c))
+                y_d = scipy.linalg.lu_solve(m_lu, Nt @ U2t)
+                W21, W2c, W2d = Q1 @ a_w + Kn @ y_w, Q1 @ a_c + Kn @ y_c, Kn @ y_d
+                constraint = (G, Nt @ U2t)
+        entry = _Eliminated(A, Z1=V1 + V2 @ W21, Zc=V2 @ W2c, Zd=V2 @ W2d,
+                            K=-(sinv[:, None] * (A11 + A12 @ W21)), L=-(sinv[:, None] * (U1t + A12 @ W2c)),
+                            Ld=-(sinv[:, None] * (A12 @ W2d)), constraint=constraint)
+        if constraint is not None:
+            needs = np.abs(np.vstack((entry.Ld, entry.Zd)) @ self.B).max(axis=0, initial=0.0) > 1e-12
+            if np.any(needs):
+                names = ", ".join(self.input_names[k] for k in np.nonzero(needs)[0])
+                raise SimulationError("index_two_signal", f"{self.label}: the signal {names} drives an index-2 "
+                                      "constraint (a capacitor across a signal-driven voltage source, an inductor in "
+                                      "series with a signal-driven current source): its time derivative would be "
+                                      "needed; add a series resistance", block=names.split(".")[0])
+        return entry
+
+    def _singular(self, null_directions, modes, what):
+        z = self._V2 @ null_directions[:, 0]
+        cols = [k for k in np.argsort(-np.abs(z))[:6] if abs(z[k]) > 1e-6 * max(1e-300, np.abs(z).max())]
+        names = ", ".join(self._col_names[k] for k in cols)
+        states = ", ".join(f"{sw.element.name} {'on' if on else 'off'}" for sw, on in zip(self._switches, modes))
+        raise SimulationError("singular_circuit", f"{self.label}: the network equations are singular ({names} "
+                              f"undetermined{'; modes: ' + states if states else ''}): {what}",
+                              block=names.split(".")[0].split("{")[-1] if names else None)
 
     # -- solving ----------------------------------------------------------------------------
     def solve(self, t, w1, u=None):
@@ -552,15 +596,17 @@ class DaeIsland:
             return cached[1]
         c = self._c(t, u)
         if not self._nonlinear:
-            _, _, Z1, Zc, _, _ = self._linear(self.modes)
-            z = Z1 @ w1 + Zc @ c
+            lin = self._linear(self.modes)
+            z = lin.Z1 @ w1 + lin.Zc @ c
+            if lin.constraint is not None:
+                z = z + lin.Zd @ self._c_rate(t)
         else:
             z = self._newton(t, w1, u, c)
         self._solve_cache = (key, z, c)
         return z
 
     def _newton(self, t, w1, u, c):
-        A = self._linear(self.modes)[0]
+        A = self._linear(self.modes).A
         U2t, V1, V2 = self._U2t, self._V1, self._V2
         base = V1 @ w1
         w2 = self._w2_guess.copy()
@@ -607,11 +653,12 @@ class DaeIsland:
         w1 = np.asarray(x, dtype=float)
         u = self.inputs
         if not self._nonlinear:
-            _, _, _, _, K, L = self._linear(self.modes)
-            return K @ w1 + L @ self._c(t, u)
+            lin = self._linear(self.modes)
+            out = lin.K @ w1 + lin.L @ self._c(t, u)
+            return out if lin.constraint is None else out + lin.Ld @ self._c_rate(t)
         z = self.solve(t, w1, u)
         c = self._solve_cache[2]
-        A = self._linear(self.modes)[0]
+        A = self._linear(self.modes).A
         nl, _ = self._nl(z, u, t, False)
         return -self._sigma_inv * (self._U1t @ (A @ z + c + nl))
 
@@ -652,7 +699,22 @@ class DaeIsland:
             # MSL's IdealDiode starts with ``off = s < 0`` evaluated at the initial solution
             self.modes = tuple(True for _ in self._switches)
             self._iterate_modes(t0, x0)
+        constraint = self._constraint(t0)
+        if constraint is not None:
+            # index 2: the constraint on the states comes first, then the initial values
+            x0 = self._initial_state(self._starts, constraint)
+            self._solve_cache = (None, None, None)
         return np.array(x0, dtype=float)
+
+    def _constraint(self, t):
+        """``(G, g)`` with the states bound to ``G w1 = g`` in the current mode, or None."""
+        if self._nonlinear:
+            return None
+        lin = self._linear(self.modes)
+        if lin.constraint is None:
+            return None
+        G, H = lin.constraint
+        return G, -(H @ self._c(t, self.inputs))
 
     def handle_events(self, t, x, fired=()):
         before = self.modes
@@ -662,7 +724,14 @@ class DaeIsland:
             if a != b:
                 names = sw.element.mode_names
                 self.events.append(PhysicalEvent(t, sw.element.name, "mode", names[a], names[b]))
-        return np.array(x, dtype=float)
+        x = np.array(x, dtype=float)
+        constraint = self._constraint(t) if self.modes != before else None
+        if constraint is not None:
+            # a new index-2 constraint (a diode shorting a capacitor onto a source): the
+            # states jump onto it by the least change (an impulsive current)
+            G, g = constraint
+            x = x - np.linalg.lstsq(G, G @ x - g, rcond=None)[0]
+        return x
 
     def next_time_event(self, t):
         best = math.inf
@@ -679,17 +748,24 @@ class DaeIsland:
         return self.input_names.index(f"{element}.{name}")
 
     # -- initial state -------------------------------------------------------------------
-    def _initial_state(self, starts):
+    def _initial_state(self, starts, constraint=None):
+        """States meeting ``constraint`` ``(G, g)`` (index 2) and then the elements'
+        initial values in order, each one implied by the earlier ones checked."""
         r = self.n_states
         self._ignored_starts = []
         if r == 0:
             return np.zeros(0)
         rows, values, owners = [], [], []
+        if constraint is not None:
+            for row, value in zip(*constraint):
+                rows.append(row)
+                values.append(float(value))
+                owners.append("a voltage source across a capacitor (or a current source in series with an inductor)")
         for terms, value, owner in starts:
-            a = np.zeros(self.n_unknowns)
+            coefs = np.zeros(self.n_unknowns)
             for col, coef in terms:
-                a[col] += coef
-            rows.append(a @ self._V1)   # initial conditions act on the states only (rowspace of E)
+                coefs[col] += coef
+            rows.append(coefs @ self._V1)   # initial conditions act on the states only (rowspace of E)
             values.append(value)
             owners.append(owner)
         chosen, chosen_values = [], []
@@ -709,8 +785,9 @@ class DaeIsland:
         return np.linalg.lstsq(np.array(chosen), np.array(chosen_values), rcond=None)[0]
 
     def start_warnings(self) -> list:
-        return [f"{owner}: initial value {value:g} contradicts the other initial values of its loop or cut-set "
-                f"(they imply {implied:g}); it is ignored" for owner, value, implied in self._ignored_starts]
+        return [f"{owner}: initial value {value:g} contradicts what its circuit imposes ({implied:g}: a capacitor "
+                "loop or a voltage source across it, an inductor cut-set or a current source in series); it is "
+                "ignored" for owner, value, implied in self._ignored_starts]
 
     # -- reading -------------------------------------------------------------------------
     def probe(self, kind: str, target: str, other: str | None = None) -> Callable:
@@ -744,10 +821,24 @@ class DaeIsland:
                 if c is not None]
         found = set()
         for modes in {tuple(True for _ in self._switches), tuple(False for _ in self._switches)}:
-            Zc = self._linear(modes)[3]
+            Zc = self._linear(modes).Zc
             gain = Zc[cols] @ self.B if cols else np.zeros((0, len(self.input_names)))
             found |= {int(k) for k in np.nonzero(np.any(gain != 0.0, axis=0))[0]}
         return found
+
+
+@dataclass
+class _Eliminated:
+    """A linear island's solution in one mode (see ``DaeIsland._linear``); only ``A`` for
+    a non-linear island."""
+    A: np.ndarray
+    Z1: np.ndarray | None = None
+    Zc: np.ndarray | None = None
+    Zd: np.ndarray | None = None
+    K: np.ndarray | None = None
+    L: np.ndarray | None = None
+    Ld: np.ndarray | None = None
+    constraint: tuple | None = None     # (G, H): the states obey G w1 + H c(t) = 0 (index 2)
 
 
 def _dense(entries, rows, cols) -> np.ndarray:
