@@ -192,7 +192,7 @@ class Stamp:
 
     def row(self):
         """A new equation row of the element."""
-        return self._net.new_row(self.element)
+        return self._net.new_row((self.element.name,))
 
     def across_row(self, p, n=None):
         """A new row holding ``v(p) - v(n)`` (``v(p)`` alone without ``n``)."""
@@ -277,11 +277,11 @@ class _Assembly:
     def __init__(self):
         self.A, self.E, self.B, self.c0, self.functions = [], [], [], [], []
         self.nonlinear, self.switches, self.starts = [], [], []
-        self.row_owner = []      # element name, or the node's label for a balance row
+        self.row_owner = []      # per row: the elements it belongs to (a balance row: those at the node)
         self.col_names = []
 
-    def new_row(self, owner) -> int:
-        self.row_owner.append(owner if isinstance(owner, str) else owner.name)
+    def new_row(self, owners: tuple) -> int:
+        self.row_owner.append(owners)
         return len(self.row_owner) - 1
 
     def new_col(self, name) -> int:
@@ -367,7 +367,7 @@ def _compile(elements: list, node_of: dict, pin_domains: dict) -> "DaeIsland":
             continue
         label = _node_label(node_pins[root])
         node_var[root] = asm.new_col(label)
-        node_row[root] = asm.new_row(label)
+        node_row[root] = asm.new_row(tuple(sorted({p.split(".")[0] for p in node_pins[root]})))
     n_inputs = 0
     input_names, input_slots = [], {}
     for el in elements:
@@ -456,14 +456,11 @@ class DaeIsland:
             self._structural_error(unmatched, None)
 
     def _structural_error(self, rows, why):
-        owners = sorted({self._row_owner[r] for r in (rows or range(len(self._row_owner)))})
-        blocks = sorted({o.split(".")[0] for o in owners if not o.startswith("node")} |
-                        {p.split(".")[0] for o in owners if o.startswith("node")
-                         for p in o[6:-1].split(", ") if p != "..."})
+        blocks = sorted({name for r in (rows or range(len(self._row_owner))) for name in self._row_owner[r]})
         raise DiagramError("singular_circuit", f"{self.label}: the network equations are structurally singular "
-                           f"({why or 'unmatched equations at ' + ', '.join(owners[:4])}): look for a loop of "
-                           "voltage sources, a cut-set of current sources, an op-amp without feedback or a "
-                           "floating node; blocks involved: " + ", ".join(blocks[:8]),
+                           f"({why or 'equations that no unknown can satisfy'}): look for a loop of voltage "
+                           "sources, a cut-set of current sources, an op-amp without feedback or a floating node; "
+                           "blocks involved: " + ", ".join(blocks[:8]) + (", ..." if len(blocks) > 8 else ""),
                            block=blocks[0] if blocks else None)
 
     # -- pieces of the equations -----------------------------------------------------------
