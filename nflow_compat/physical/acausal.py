@@ -176,7 +176,9 @@ class Stamp:
                  inputs: dict):
         self._net, self.element = net, el
         self._pin_vars, self._pin_rows, self._unknowns, self._inputs = pin_vars, pin_rows, unknowns, inputs
-        self._switch = None
+        self._switch = _Switch(el, [], []) if el.switching else None
+        if self._switch is not None:
+            net.switches.append(self._switch)
 
     # handles
     def v(self, pin):
@@ -370,6 +372,7 @@ def _compile(elements: list, node_of: dict, pin_domains: dict) -> "DaeIsland":
         node_row[root] = asm.new_row(tuple(sorted({p.split(".")[0] for p in node_pins[root]})))
     n_inputs = 0
     input_names, input_slots = [], {}
+    handles = {}       # element -> (pin -> potential column, unknown -> column), for the probes
     for el in elements:
         pin_vars = {pin: node_var[node_of[f"{el.name}.{pin}"]] for pin in el.pins}
         pin_rows = {pin: node_row[node_of[f"{el.name}.{pin}"]] for pin in el.pins}
@@ -380,13 +383,9 @@ def _compile(elements: list, node_of: dict, pin_domains: dict) -> "DaeIsland":
             input_names.append(f"{el.name}.{name}")
             input_slots[el.name] = input_slots.get(el.name, n_inputs)
             n_inputs += 1
-        s = Stamp(asm, el, pin_vars, pin_rows, unknowns, inputs)
-        if el.switching:
-            s._switch = _Switch(el, [], [])
-            asm.switches.append(s._switch)
-        el._handles = (pin_vars, unknowns, inputs)
-        el.stamp(s)
-    return DaeIsland(asm, elements, input_names, input_slots)
+        handles[el.name] = (pin_vars, unknowns)
+        el.stamp(Stamp(asm, el, pin_vars, pin_rows, unknowns, inputs))
+    return DaeIsland(asm, elements, input_names, input_slots, handles)
 
 
 # ----------------------------------------------------------------------------- the island
@@ -395,11 +394,11 @@ class DaeIsland:
     """One island as a hybrid system (``engine.hybrid``): states ``w1``, derivative, event
     functions of the switching elements, event iteration, probes for sensors."""
 
-    def __init__(self, asm: _Assembly, elements: list, input_names: list, input_slots: dict):
+    def __init__(self, asm: _Assembly, elements: list, input_names: list, input_slots: dict, handles: dict):
         n, m = len(asm.col_names), len(asm.row_owner)
         self.element_names = [el.name for el in elements]
         self.label = "island {" + ", ".join(self.element_names[:4]) + (", ..." if len(elements) > 4 else "") + "}"
-        self._elements = {el.name: el for el in elements}
+        self._handles = handles
         self.n_unknowns = n
         self.input_names = input_names
         self._input_slots = input_slots
@@ -802,7 +801,7 @@ class DaeIsland:
 
     def _col_of(self, kind, target):
         element, name = target.split(".", 1)
-        pin_vars, unknowns, _ = self._elements[element]._handles
+        pin_vars, unknowns = self._handles[element]
         return pin_vars[name] if kind == "across" else unknowns[name]
 
     def probe_linear(self, kind, target):
