@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import orjson
 
+from .api import strip_bom
 from .errors import NFlowError
 
 MAX_PANELS = 200            # a figure taller than this is not readable (nor renderable)
@@ -50,7 +51,9 @@ class Panel:
 # ----------------------------------------------------------------------------- reading
 
 def load_json(data):
-    """JSON text or bytes; NaN/Infinity tokens (a result written with ``--allow-nan``) too."""
+    """JSON text or bytes (after a UTF-8 BOM, if any); NaN/Infinity tokens (a result
+    written with ``--allow-nan``) too."""
+    data = strip_bom(data)
     try:
         return orjson.loads(data)
     except orjson.JSONDecodeError:
