@@ -84,12 +84,39 @@ def _progress(args):
 
 # ----------------------------------------------------------------------------- helpers
 
+class OutputError(NFlowError):
+    """The output file (``-o``) cannot be written."""
+
+    kind = "output"
+
+
+def check_output(out_path: str | None) -> None:
+    """Refuse an ``-o`` file that cannot be written before anything runs, so a long run
+    never ends in a write error: its directory must exist and both must be writable."""
+    if not out_path:
+        return
+    target = Path(out_path)
+    folder = target.parent
+    if target.is_dir():
+        problem = "it is a directory"
+    elif not folder.is_dir():
+        problem = f"the directory {str(folder)!r} does not exist"
+    elif not os.access(folder, os.W_OK) or (target.exists() and not os.access(target, os.W_OK)):
+        problem = "permission denied"
+    else:
+        return
+    raise OutputError("unwritable_output", f"cannot write {out_path}: {problem}")
+
+
 def _write(text: str, out_path: str | None):
-    if out_path:
+    if not out_path:
+        sys.stdout.write(text + "\n")
+        return
+    try:
         with open(out_path, "w", encoding="utf-8") as fh:
             fh.write(text + "\n")
-    else:
-        sys.stdout.write(text + "\n")
+    except OSError as exc:
+        raise OutputError("unwritable_output", f"cannot write {out_path}: {exc.strerror}") from None
 
 
 def _fail(err: NFlowError) -> int:
@@ -138,6 +165,7 @@ def _run_with_progress(args, call):
 
 def _simulate(args) -> int:
     limits = args.limits
+    check_output(args.output)
     text = _read(args.file, limits.max_input_bytes)
     result = _run_with_progress(args, lambda bar: api.simulate_json(
         text, allow_nan=args.allow_nan, limits=limits, base_dir=_base_dir(args), progress=bar))
@@ -177,6 +205,8 @@ def _blocks(args) -> int:
 def _plot(args) -> int:
     from . import plot
     limits = args.limits
+    check_output(args.output)
+    plot.check_dpi(args.dpi)
     doc = plot.load_json(_read(args.file, limits.max_input_bytes))
     if plot.is_diagram(doc):   # a diagram: run it, then draw what it recorded
         doc = _run_with_progress(args, lambda bar: api.simulate(doc, limits=limits, base_dir=_base_dir(args),

@@ -31,6 +31,8 @@ from .errors import NFlowError
 MAX_PANELS = 200            # a figure taller than this is not readable (nor renderable)
 MAX_EVENT_LABELS = 40       # more events are still drawn, only the first ones labelled
 MAX_LEGEND_ENTRIES = 12
+DPI_RANGE = (10, 1200)      # dots per inch a caller may ask for
+MAX_SIDE_PIXELS = 1 << 16   # matplotlib's raster backend refuses a longer side
 
 
 class PlotError(NFlowError):
@@ -223,9 +225,17 @@ def _matplotlib():
     return Figure
 
 
+def check_dpi(dpi) -> None:
+    """``dpi`` within DPI_RANGE (a huge one would allocate gigabytes of pixels)."""
+    lo, hi = DPI_RANGE
+    if isinstance(dpi, bool) or not isinstance(dpi, (int, float)) or not lo <= dpi <= hi:
+        raise PlotError("bad_dpi", f"dpi must be a number from {lo} to {hi}, got {dpi!r}")
+
+
 def render(result: dict, out_path, *, title: str | None = None, dpi: int = 100) -> dict:
     """Draw ``result`` (a result dict) into ``out_path`` (format from its extension: .png,
     .svg, .pdf, ...). Returns counts: panels, series, events."""
+    check_dpi(dpi)
     result = check_result(result)
     drawn = panels(result)
     evs = events(result)
@@ -233,7 +243,11 @@ def render(result: dict, out_path, *, title: str | None = None, dpi: int = 100) 
         raise PlotError("too_many_series", f"{len(drawn)} variables and scopes to draw (limit {MAX_PANELS})")
     Figure = _matplotlib()
     n = max(1, len(drawn))
-    fig = Figure(figsize=(11, 1.2 + 2.6 * n), layout="constrained")
+    size = (11, 1.2 + 2.6 * n)
+    if max(size) * dpi > MAX_SIDE_PIXELS:
+        raise PlotError("plot_too_large", f"{len(drawn)} panels at dpi {dpi:g} make an image "
+                        f"{size[1] * dpi:.0f} pixels high (at most {MAX_SIDE_PIXELS}); lower the dpi")
+    fig = Figure(figsize=size, layout="constrained")
     axes = fig.subplots(n, 1, squeeze=False)[:, 0]
     colors = {}
     palette = ["#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf", "#bcbd22"]
@@ -282,4 +296,7 @@ def render(result: dict, out_path, *, title: str | None = None, dpi: int = 100) 
         fig.savefig(out_path, dpi=dpi)
     except (OSError, ValueError) as exc:
         raise PlotError("plot_output", f"cannot write {out_path}: {exc}") from None
+    except MemoryError:
+        raise PlotError("plot_too_large", f"not enough memory to draw {out_path} at dpi {dpi:g}; "
+                        "lower the dpi") from None
     return {"panels": len(drawn), "series": series, "events": len(evs)}

@@ -167,3 +167,39 @@ def test_unwritable_output_is_a_plot_error(tmp_path):
     with pytest.raises(plot.PlotError) as info:
         plot.render(nc.simulate(mixed_diagram()), tmp_path / "no" / "such" / "dir" / "x.png")
     assert info.value.code == "plot_output"
+
+
+@pytest.mark.parametrize("dpi", ["100000", "0", "-5"])
+def test_out_of_range_dpi_is_a_typed_error_before_running(tmp_path, capsys, monkeypatch, dpi):
+    import nflow_compat.api as api
+
+    def must_not_run(*args, **kwargs):
+        raise AssertionError("simulated before checking the dpi")
+    monkeypatch.setattr(api, "simulate", must_not_run)
+    src = tmp_path / "d.json"
+    src.write_bytes(orjson.dumps(mixed_diagram()))
+    assert main(["plot", str(src), "-o", str(tmp_path / "x.png"), "--dpi", dpi]) == 1
+    err = orjson.loads(capsys.readouterr().out)["error"]
+    assert err["code"] == "bad_dpi" and "10 to 1200" in err["message"]
+    assert not (tmp_path / "x.png").exists()
+
+
+def test_plot_to_a_missing_directory_fails_before_running(tmp_path, capsys, monkeypatch):
+    import nflow_compat.api as api
+
+    def must_not_run(*args, **kwargs):
+        raise AssertionError("simulated before checking the output")
+    monkeypatch.setattr(api, "simulate", must_not_run)
+    src = tmp_path / "d.json"
+    src.write_bytes(orjson.dumps(mixed_diagram()))
+    assert main(["plot", str(src), "-o", str(tmp_path / "no" / "x.png")]) == 1
+    assert orjson.loads(capsys.readouterr().out)["error"]["code"] == "unwritable_output"
+
+
+def test_an_image_too_tall_for_the_dpi_is_a_typed_error(tmp_path):
+    # 30 panels of 2.6 in at 1200 dpi: ~95,000 pixels high, over the raster limit (65,536)
+    result = {"status": "ok", "time": [0.0, 1.0], "events": [],
+              "workspace": {f"v{k}": [[0.0], [1.0]] for k in range(30)}}
+    with pytest.raises(plot.PlotError) as info:
+        plot.render(result, tmp_path / "x.png", dpi=1200)
+    assert info.value.code == "plot_too_large" and not (tmp_path / "x.png").exists()
