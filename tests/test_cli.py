@@ -1,4 +1,4 @@
-"""The pipe tool and the Python entry points share one path (SPEC §1, §4, §5)."""
+"""The pipe tool and the Python entry points share one path (docs/CONTRACT.md §1, §4, §5)."""
 import subprocess
 import sys
 

@@ -1,5 +1,5 @@
 """``nflow-sim plot``: every workspace variable and scope against time, events marked
-(SPEC §1). Rendering needs matplotlib (extra ``plot``); the tests that draw skip without it,
+(docs/CONTRACT.md §1). Rendering needs matplotlib (extra ``plot``); the tests that draw skip without it,
 the ones about what gets drawn and about the errors do not."""
 from __future__ import annotations
 
