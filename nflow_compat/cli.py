@@ -208,10 +208,17 @@ def _plot(args) -> int:
     check_output(args.output)
     plot.check_dpi(args.dpi)
     doc = plot.load_json(_read(args.file, limits.max_input_bytes))
+    diagram = None
     if plot.is_diagram(doc):   # a diagram: run it, then draw what it recorded
-        doc = _run_with_progress(args, lambda bar: api.simulate(doc, limits=limits, base_dir=_base_dir(args),
+        diagram = doc
+        doc = _run_with_progress(args, lambda bar: api.simulate(diagram, limits=limits, base_dir=_base_dir(args),
                                                                  progress=bar))
-    info = plot.render(doc, args.output, title=args.title, dpi=args.dpi)
+    elif args.diagram:         # the diagram a result came from: only to name its columns
+        diagram = api.load_json(_read(args.diagram, limits.max_input_bytes), limits=limits)
+    names = None
+    if diagram is not None:    # compiled (not run) to see what feeds each recorder
+        names = plot.channel_names(api.compile_plan(diagram, limits=limits, base_dir=_base_dir(args)))
+    info = plot.render(doc, args.output, title=args.title, dpi=args.dpi, names=names)
     _write(orjson.dumps({"status": "ok", "output": args.output, **info}).decode(), None)
     return EXIT_OK
 
@@ -287,7 +294,9 @@ def _parser() -> argparse.ArgumentParser:
     plt.add_argument("file", help="a result JSON (from run or the pipe; '-' for stdin), or a diagram to run first")
     plt.add_argument("-o", "--output", required=True, help="image file; format from the extension (.png .svg .pdf)")
     plt.add_argument("--title", help="figure title (default: a summary of the result)")
-    plt.add_argument("--dpi", type=int, default=100)
+    plt.add_argument("--dpi", type=int, default=100, help="resolution of a raster image (10 to 1200)")
+    plt.add_argument("--diagram", metavar="FILE", help="the diagram the result came from: names each recorded "
+                     "column after the block feeding it (a diagram given as the input is used by itself)")
     _add_common(plt, simulates=True, top=False)
     plt.set_defaults(func=_plot)
     p.set_defaults(func=_simulate, file=None, output=None)
