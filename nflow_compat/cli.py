@@ -84,12 +84,39 @@ def _progress(args):
 
 # ----------------------------------------------------------------------------- helpers
 
+class OutputError(NFlowError):
+    """The output file (``-o``) cannot be written."""
+
+    kind = "output"
+
+
+def check_output(out_path: str | None) -> None:
+    """Refuse an ``-o`` file that cannot be written before anything runs, so a long run
+    never ends in a write error: its directory must exist and both must be writable."""
+    if not out_path:
+        return
+    target = Path(out_path)
+    folder = target.parent
+    if target.is_dir():
+        problem = "it is a directory"
+    elif not folder.is_dir():
+        problem = f"the directory {str(folder)!r} does not exist"
+    elif not os.access(folder, os.W_OK) or (target.exists() and not os.access(target, os.W_OK)):
+        problem = "permission denied"
+    else:
+        return
+    raise OutputError("unwritable_output", f"cannot write {out_path}: {problem}")
+
+
 def _write(text: str, out_path: str | None):
-    if out_path:
+    if not out_path:
+        sys.stdout.write(text + "\n")
+        return
+    try:
         with open(out_path, "w", encoding="utf-8") as fh:
             fh.write(text + "\n")
-    else:
-        sys.stdout.write(text + "\n")
+    except OSError as exc:
+        raise OutputError("unwritable_output", f"cannot write {out_path}: {exc.strerror}") from None
 
 
 def _fail(err: NFlowError) -> int:
@@ -138,6 +165,7 @@ def _run_with_progress(args, call):
 
 def _simulate(args) -> int:
     limits = args.limits
+    check_output(args.output)
     text = _read(args.file, limits.max_input_bytes)
     result = _run_with_progress(args, lambda bar: api.simulate_json(
         text, allow_nan=args.allow_nan, limits=limits, base_dir=_base_dir(args), progress=bar))
@@ -177,11 +205,20 @@ def _blocks(args) -> int:
 def _plot(args) -> int:
     from . import plot
     limits = args.limits
+    check_output(args.output)
+    plot.check_dpi(args.dpi)
     doc = plot.load_json(_read(args.file, limits.max_input_bytes))
+    diagram = None
     if plot.is_diagram(doc):   # a diagram: run it, then draw what it recorded
-        doc = _run_with_progress(args, lambda bar: api.simulate(doc, limits=limits, base_dir=_base_dir(args),
+        diagram = doc
+        doc = _run_with_progress(args, lambda bar: api.simulate(diagram, limits=limits, base_dir=_base_dir(args),
                                                                  progress=bar))
-    info = plot.render(doc, args.output, title=args.title, dpi=args.dpi)
+    elif args.diagram:         # the diagram a result came from: only to name its columns
+        diagram = api.load_json(_read(args.diagram, limits.max_input_bytes), limits=limits)
+    names = None
+    if diagram is not None:    # compiled (not run) to see what feeds each recorder
+        names = plot.channel_names(api.compile_plan(diagram, limits=limits, base_dir=_base_dir(args)))
+    info = plot.render(doc, args.output, title=args.title, dpi=args.dpi, names=names)
     _write(orjson.dumps({"status": "ok", "output": args.output, **info}).decode(), None)
     return EXIT_OK
 
@@ -257,7 +294,9 @@ def _parser() -> argparse.ArgumentParser:
     plt.add_argument("file", help="a result JSON (from run or the pipe; '-' for stdin), or a diagram to run first")
     plt.add_argument("-o", "--output", required=True, help="image file; format from the extension (.png .svg .pdf)")
     plt.add_argument("--title", help="figure title (default: a summary of the result)")
-    plt.add_argument("--dpi", type=int, default=100)
+    plt.add_argument("--dpi", type=int, default=100, help="resolution of a raster image (10 to 1200)")
+    plt.add_argument("--diagram", metavar="FILE", help="the diagram the result came from: names each recorded "
+                     "column after the block feeding it (a diagram given as the input is used by itself)")
     _add_common(plt, simulates=True, top=False)
     plt.set_defaults(func=_plot)
     p.set_defaults(func=_simulate, file=None, output=None)

@@ -1,4 +1,4 @@
-"""Every error of SPEC §5: a typed NFlowError with a stable code, a message and a JSON
+"""Every error of docs/CONTRACT.md §5: a typed NFlowError with a stable code, a message and a JSON
 pointer - never a traceback, a hang or a partial result."""
 import pytest
 

@@ -1,6 +1,6 @@
 """Security: no code path of the package can run user text as Python, load pickles or spawn
 processes (an AST scan of every module, not a grep), expressions never reach Python, and
-error messages stay short whatever the size of the input (SPEC §2, §5)."""
+error messages stay short whatever the size of the input (docs/CONTRACT.md §2, §5)."""
 from __future__ import annotations
 
 import ast

@@ -12,6 +12,7 @@ import time as _time
 
 import numpy as np
 
+from .. import run_warnings
 from ..blocks import NOT_RUNNABLE, BlockIO, Phases, load_all
 from ..blocks.source import BASE_DIR_KEY, preload_file_source
 from ..diagram import Diagram, Limits
@@ -127,9 +128,9 @@ class Plan:
         if progress is not None:
             progress = _CallerCallback(progress)
         try:
-            for f in self.init:
-                f()
-            with np.errstate(all="ignore"):
+            with np.errstate(all="ignore"), run_warnings.captured(self.ctx.warnings):
+                for f in self.init:
+                    f()
                 steps = (run_continuous(self, progress) if self.has_parts
                          else run_fixed_step(self, d.n_samples, progress))
             wall = _time.perf_counter() - started
