@@ -32,6 +32,8 @@ class Phases:
     part: object = None             # a continuous part integrated by the solvers (physical island)
     next_time_event: Callable[[float], float] | None = None  # first input jump after t (inf if none)
     feedthrough: object = None      # overrides the handler's feedthrough for this instance (e.g. under a solver)
+    finalize: Fn | None = None      # release what INIT acquired (an FMU instance); called once the run has
+                                    # ended, however it ended (error, Ctrl-C), also when INIT itself failed
 
 
 class ComplexSupport(NamedTuple):
