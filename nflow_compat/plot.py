@@ -205,7 +205,9 @@ def events(result: dict) -> list:
         if not isinstance(ev, dict) or not isinstance(ev.get("t"), (int, float)) or not math.isfinite(ev["t"]):
             continue
         block = str(ev.get("block", "?"))
-        out.append((float(ev["t"]), f"{block}:{ev.get('from', '?')}->{ev.get('to', '?')}", block))
+        # a mode change names its modes; an FMU's event only its kind (state_event, ...)
+        what = f"{ev.get('from', '?')}->{ev.get('to', '?')}" if "from" in ev or "to" in ev else ev.get("kind", "?")
+        out.append((float(ev["t"]), f"{block}:{what}", block))
     return out
 
 

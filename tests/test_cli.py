@@ -93,7 +93,7 @@ def test_blocks_lists_only_what_runs(capsys):
     rows = orjson.loads(capsys.readouterr().out)
     types = {r["type"] for r in rows}
     assert {"gain", "constant", "toWorkspace", "Mass", "Clutch", "MassWithStopAndFriction"} <= types
-    assert "Resistor" not in types and "fmu" not in types
+    assert "Resistor" not in types and "modelica" not in types and "fmu" in types
 
 
 def test_internal_errors_are_still_typed(monkeypatch, capsys):

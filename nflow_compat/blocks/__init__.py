@@ -64,15 +64,13 @@ REGISTRY: dict[str, Handler] = {}
 
 # Handler modules, grouped like nflow's libraries; importing one registers its blocks.
 MODULES = ("source", "sink", "math", "logic", "nonlinear", "discrete", "continuous", "utility",
-           "mechanical", "lookup", "dashboard", "userdefined")
+           "mechanical", "lookup", "dashboard", "userdefined", "fmi")
 
 
 # Types that validate but are deliberately not run here, and why (the error says so).
 NOT_RUNNABLE = {
     "nelsonFunction": "it calls a Nelson function by name, which needs the Nelson interpreter; "
                       "write the computation as an `expression` block, or run the diagram in Nelson",
-    "fmu": "it co-simulates a Functional Mock-up Unit, which needs an FMI runtime",
-    "fmuMe": "it model-exchanges a Functional Mock-up Unit, which needs an FMI runtime",
     "modelica": "it compiles Modelica source, which needs a Modelica tool",
 }
 
