@@ -17,6 +17,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from scipy.integrate import solve_ivp
 
 import nflow_compat as nc
@@ -83,6 +85,26 @@ def test_van_der_pol_matches_solve_ivp(fmus, version, solver, tolerance):
     assert len(t) == 101
     np.testing.assert_allclose(column(res, "x0"), ref[0], atol=tolerance)
     np.testing.assert_allclose(column(res, "x1"), ref[1], atol=tolerance)
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_step_events_at_completed_integrator_steps(fmus, version):
+    """VanDerPol asks for completedIntegratorStep, which it gets at every grid point, and
+    asks there for an event when x0 changed sign since the last one (then its counter
+    output steps up in that event's discrete update). So the step events are the grid
+    points where solve_ivp's x0 has another sign than at the grid point before, and the
+    counter recorded at t_k (OUTPUT runs before the major step's UPDATE) counts those
+    before t_k."""
+    d = diagram([blk("vdp", "fmuMe", path=fmus.name("VanDerPol", version), outputs=3), record("w", "n")],
+                [wire("vdp", "w", 2, 0)], dt=0.05, duration=8.0, solver="ode45", relTol=1e-10, absTol=1e-12)
+    res = simulate(fmus, d)
+    t = np.asarray(res["time"])
+    x0 = solve_ivp(lambda _, x: [x[1], (1.0 - x[0] ** 2) * x[1] - x[0]], (0.0, t[-1]), [2.0, 0.0], t_eval=t,
+                   rtol=1e-12, atol=1e-12).y[0]
+    flips = np.flatnonzero(np.diff(x0 > 0.0)) + 1
+    assert len(flips) == 2
+    assert [(e["t"], e["kind"]) for e in res["events"]] == [(float(t[k]), "step_event") for k in flips]
+    np.testing.assert_array_equal(column(res, "n"), [np.sum(flips < k) for k in range(len(t))])
 
 
 def test_van_der_pol_under_the_fixed_step_solvers(fmus):
@@ -174,6 +196,20 @@ def test_cosimulated_lag_in_a_loop_equals_the_same_loop_of_nflow_blocks(fmus, ve
     native = feedback_loop(fmus, blk("p", "tf", Numerator=[k], Denominator=[T, 1.0]))
     np.testing.assert_allclose(fmu, native, rtol=1e-13, atol=1e-15)
     assert fmu[-1] == pytest.approx(k / (1.0 + k), abs=1e-4)   # the loop's steady state
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(k=st.floats(0.1, 5.0), T=st.floats(0.05, 2.0), frequency=st.floats(0.1, 3.0))
+def test_cosimulated_lag_is_the_fixed_step_tf_for_any_gain_and_time_constant(fmus, k, T, frequency):
+    """The same law open loop, for any k, T and a sine input: one RK4 step per doStep with
+    the input held is nflow's fixed-step tf k / (T s + 1)."""
+    def through(plant):
+        d = diagram([blk("s", "sine", Frequency=frequency), plant, record()], [wire("s", "p"), wire("p", "w")],
+                    dt=0.05, duration=1.0)
+        return column(simulate(fmus, d), "y")
+    fmu = through(blk("p", "fmu", path=fmus.name("Lag", 2), inputs=1, outputs=1, k=k, T=T, nsub=1))
+    np.testing.assert_allclose(fmu, through(blk("p", "tf", Numerator=[k], Denominator=[T, 1.0])),
+                               rtol=1e-12, atol=1e-14)
 
 
 @pytest.mark.parametrize("version", VERSIONS)
@@ -321,10 +357,14 @@ def test_a_vector_into_a_scalar_input(fmus):
 
 
 @pytest.mark.parametrize("kind, solver", [("fmu", "discrete"), ("fmuMe", "ode45")])
-def test_a_failing_fmi_call_names_the_block_and_says_what_the_fmu_logged(fmus, kind, solver):
+def test_a_failing_fmi_call_names_the_block_and_says_what_the_fmu_logged(fmus, kind, solver, monkeypatch):
+    freed = []
+    free = fmi.FmuInstance.free
+    monkeypatch.setattr(fmi.FmuInstance, "free", lambda self: (freed.append(self.failed), free(self)))
     err = raises(fmus, lone(lag_block(fmus, kind, T=0.0), solver), SimulationError, "fmu_call_failed")
     assert err.block == "p" and "exitInitializationMode" in err.message
     assert "the time constant T must be positive" in err.message
+    assert freed == [True]   # freed (without terminate: the call failed) on the error path too
 
 
 @pytest.mark.parametrize("path, code", [("../Lag-fmi2.fmu", "path_outside_base"), ("/tmp/x.fmu", "path_outside_base")])
@@ -395,3 +435,10 @@ def test_each_fmi2_instance_keeps_its_own_log(fmus):
     d = diagram([lag_block(fmus, "fmuMe", T=0.0), dict(lag_block(fmus, "fmuMe"), id="q")], [], solver="ode45")
     err = raises(fmus, d, SimulationError, "fmu_call_failed")
     assert err.block == "p" and "the time constant T must be positive" in err.message
+
+
+def test_plots_label_an_fmu_event_by_its_kind():
+    from nflow_compat.plot import events
+    assert events({"events": [{"t": 0.45, "block": "ball", "kind": "state_event", "indicators": [0]},
+                              {"t": 0.7, "block": "m", "kind": "mode", "from": "stuck", "to": "forward"}]}) == \
+        [(0.45, "ball:state_event", "ball"), (0.7, "m:stuck->forward", "m")]

@@ -29,3 +29,4 @@ static void model_event(Instance *m) {
 static void model_outputs(Instance *m) { model_indicators(m, &m->r[VR_z]); }
 static int model_substeps(const Instance *m) { (void)m; return 10; }
 static const char *model_check(const Instance *m) { (void)m; return NULL; }
+static int model_completed(Instance *m) { (void)m; return 0; }

@@ -50,7 +50,7 @@ def parameter(name, start, integer=False):
 MODELS = {m.identifier: m for m in (
     Model("VanDerPol", "vanderpol.c",
           states=(Var("x0", "output", 2.0, depends=("x0",)), Var("x1", "output", 0.0, depends=("x1",))),
-          others=(parameter("mu", 1.0),), completed_step=True),
+          others=(parameter("mu", 1.0), Var("crossings", "output", 0, True, "discrete")), completed_step=True),
     Model("BouncingBall", "bouncingball.c",
           states=(Var("h", "output", 1.0, depends=("h",)), Var("v", "output", 0.0, depends=("v",))),
           others=(parameter("g", 9.81), parameter("e", 0.7), Var("z"),

@@ -32,6 +32,7 @@ static void model_event(Instance *m);
 static void model_outputs(Instance *m);
 static int model_substeps(const Instance *m);   /* co-simulation: RK4 steps per communication step */
 static const char *model_check(const Instance *m);   /* why the parameters are unusable, or NULL */
+static int model_completed(Instance *m);   /* completedIntegratorStep: 1 to ask for an event (a step event) */
 
 static void reset_instance(Instance *m) {
     memcpy(m->r, R_START, sizeof m->r);

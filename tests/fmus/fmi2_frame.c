@@ -132,8 +132,8 @@ fmi2Status fmi2EnterContinuousTimeMode(fmi2Component c) { (void)c; return fmi2OK
 
 fmi2Status fmi2CompletedIntegratorStep(fmi2Component c, fmi2Boolean noSetFMUStatePriorToCurrentPoint,
                                        fmi2Boolean *enterEventMode, fmi2Boolean *terminateSimulation) {
-    (void)c; (void)noSetFMUStatePriorToCurrentPoint;
-    *enterEventMode = fmi2False;
+    (void)noSetFMUStatePriorToCurrentPoint;
+    *enterEventMode = model_completed(&((Component *)c)->m) ? fmi2True : fmi2False;
     *terminateSimulation = fmi2False;
     return fmi2OK;
 }

@@ -140,8 +140,8 @@ fmi3Status fmi3EnterContinuousTimeMode(fmi3Instance c) { (void)c; return fmi3OK;
 
 fmi3Status fmi3CompletedIntegratorStep(fmi3Instance c, fmi3Boolean noSetFMUStatePriorToCurrentPoint,
                                        fmi3Boolean *enterEventMode, fmi3Boolean *terminateSimulation) {
-    (void)c; (void)noSetFMUStatePriorToCurrentPoint;
-    *enterEventMode = fmi3False;
+    (void)noSetFMUStatePriorToCurrentPoint;
+    *enterEventMode = model_completed(&((Component *)c)->m) ? fmi3True : fmi3False;
     *terminateSimulation = fmi3False;
     return fmi3OK;
 }
