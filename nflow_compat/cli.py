@@ -1,4 +1,4 @@
-"""``nflow-sim``: a stdin/stdout pipe by default, plus run/validate/schema/blocks/plot.
+"""``nflow-sim``: a stdin/stdout pipe by default, plus run/validate/schema/blocks/fmu-info/fmu-block/plot.
 
 Exit codes: 0 success, 2 the diagram is wrong, 1 running it failed, 130 interrupted (Ctrl-C).
 On error stdout carries ``{"status": "error", "error": {...}}`` and stderr the message.
@@ -202,6 +202,19 @@ def _blocks(args) -> int:
     return EXIT_OK
 
 
+def _fmu_info(args) -> int:
+    from .blocks.fmi import describe
+    _write(orjson.dumps(describe(Path(args.file)), option=orjson.OPT_INDENT_2).decode(), None)
+    return EXIT_OK
+
+
+def _fmu_block(args) -> int:
+    from .blocks.fmi import block_entry
+    entry = block_entry(Path(args.file), args.type, args.path)
+    _write(orjson.dumps(entry, option=orjson.OPT_INDENT_2).decode(), None)
+    return EXIT_OK
+
+
 def _plot(args) -> int:
     from . import plot
     limits = args.limits
@@ -289,6 +302,16 @@ def _parser() -> argparse.ArgumentParser:
     blk = sub.add_parser("blocks", help="list the block types that run")
     blk.add_argument("--json", action="store_true")
     blk.set_defaults(func=_blocks)
+    info = sub.add_parser("fmu-info", help="describe an FMU (.fmu or extracted folder): model, FMI version, "
+                          "interfaces, variables (nflow's fmiInfo); needs fmpy (extra 'fmi')")
+    info.add_argument("file")
+    info.set_defaults(func=_fmu_info)
+    entry = sub.add_parser("fmu-block", help="print a library.json block entry for an FMU (nflow's fmuToBlock): "
+                           "ports from its inputs/outputs, params path + its parameters")
+    entry.add_argument("file")
+    entry.add_argument("--type", choices=("fmu", "fmuMe"), help="default: fmu if the FMU co-simulates, else fmuMe")
+    entry.add_argument("--path", help="the path param to write (default: FILE as given)")
+    entry.set_defaults(func=_fmu_block)
     plt = sub.add_parser("plot", help="draw a result (workspace variables and scopes against time, events "
                          "marked) into an image; needs matplotlib (extra 'plot')")
     plt.add_argument("file", help="a result JSON (from run or the pipe; '-' for stdin), or a diagram to run first")

@@ -306,6 +306,9 @@ def _block(raw, index: int, variables: dict, path: str, types: dict, warnings: l
     params = {}
     for name, value in given.items():
         spec = bt.params.get(name)
+        if spec is None and bt.open_params:   # the handler checks it (an FMU's variable)
+            params[name] = value
+            continue
         if spec is None:
             hint = did_you_mean(name, bt.params)
             if hint:

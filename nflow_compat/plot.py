@@ -293,7 +293,8 @@ def events(result: dict) -> list:
     for ev in result.get("events") or []:
         if not isinstance(ev, dict) or not isinstance(ev.get("t"), (int, float)) or not math.isfinite(ev["t"]):
             continue
-        out.append((float(ev["t"]), str(ev.get("block", "?")), str(ev.get("to", "?"))))
+        # a mode change names the mode it went to; an FMU's event only its kind (state_event, ...)
+        out.append((float(ev["t"]), str(ev.get("block", "?")), str(ev.get("to", ev.get("kind", "?")))))
     return out
 
 

@@ -315,7 +315,8 @@ def _params_schema(bt: BlockType, defs: _Defs) -> dict:
     help_text = f"{bt.label} ({bt.library})" + (f": {bt.help}" if bt.help else "")
     return {
         "title": f"{bt.type} params",
-        "description": help_text + " Unknown names are ignored unless close to a known one.",
+        "description": help_text + (" Other names are passed to the block, which checks them." if bt.open_params
+                                    else " Unknown names are ignored unless close to a known one."),
         "type": "object",
         "properties": props,
         "additionalProperties": True,

@@ -109,7 +109,7 @@ def test_blocks_lists_only_what_runs(capsys):
     rows = orjson.loads(capsys.readouterr().out)
     types = {r["type"] for r in rows}
     assert {"gain", "constant", "toWorkspace", "Mass", "Clutch", "MassWithStopAndFriction", "Resistor",
-            "HeatCapacitor"} <= types
+            "HeatCapacitor", "fmu", "fmuMe"} <= types
     assert "PlanarBody" not in types and "modelica" not in types
 
 

@@ -106,6 +106,7 @@ class Plan:
         self.output = [p.output for p in self.phases if p.output]
         self.update = [p.update for p in self.phases if p.update]
         self.after_step = [p.after_step for p in self.phases if p.after_step]
+        self.finalize = [p.finalize for p in self.phases if p.finalize]
         if diagram.structure is not None:   # forEach checks; conditional/iterated subsystems run as units
             from ..subsystems import compile_structure
             compile_structure(self, feedthrough)
@@ -144,6 +145,9 @@ class Plan:
             # bug (internal_error): never a raw exception. Found only on this path, so
             # the loop pays nothing for it.
             raise self._failure(exc) from exc
+        finally:
+            for f in self.finalize:
+                f()
 
     def _failure(self, exc: Exception) -> SimulationError:
         """The typed error for ``exc`` escaping the run, naming the block it came from."""
