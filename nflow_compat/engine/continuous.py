@@ -30,6 +30,12 @@ METHOD = {"discrete": "ode4", "ode1": "ode1", "ode4": "ode4", "ode45": "ode45", 
 # rules (forward Euler in UPDATE, RK4 for tf).
 SOLVER_OWNED = ("ode4", "ode45", "dae")
 
+# Event-function checks per input time scale (the shortest rise-and-fall of a source, e.g.
+# half a sine period): a relation moved by that input between two steps of a state at rest
+# is seen unless it stays flipped for less than an eighth of that stretch (a sine above a
+# threshold for less than 1/16 of its period: within 2% of its amplitude).
+SCANS_PER_SCALE = 8
+
 
 class PlanSystem:
     """The plan seen as a hybrid system (``derivative``, ``event_functions``, ...)."""
@@ -206,7 +212,8 @@ def run_continuous(plan, progress=None) -> int:
     # integration restarts at every grid point
     max_step = d.max_step if d.max_step is not None else d.duration / 50.0
     options = dict(method=METHOD[d.solver], rtol=d.rel_tol, atol=d.abs_tol, max_step=max_step,
-                   sample=major_step, max_steps=plan.limits.max_solver_steps)
+                   sample=major_step, max_steps=plan.limits.max_solver_steps,
+                   scan_spacing=inputs_scan_spacing(plan, system.skipped, float(grid[0]), float(grid[-1])))
     x = system.x0
     if system.n == 0 and system.algebraic_solve is not None:
         # algebraic unknowns and nothing to integrate (a solver would jump straight to the
@@ -243,11 +250,24 @@ def run_continuous(plan, progress=None) -> int:
                 raise
             raise SimulationError("too_many_steps", f"more than {budget} solver steps over the run (by "
                                   f"t = {grid[k - 1]:.9g}); raise the limit or loosen the tolerances") from None
-        used += res.stats["steps"]
+        used += res.stats["steps"] + res.stats["input_checks"]
         x = res.x[-1]
         if major_step(float(grid[k]), x):
             return k + 1
     return len(grid)
+
+
+def inputs_scan_spacing(plan, skipped, t0: float, t1: float) -> float | None:
+    """The longest interval between two checks of the event functions that still sees
+    every input of the continuous parts move (``SCANS_PER_SCALE`` per the shortest time
+    scale its sources declare over [t0, t1]), None when no such source declares one.
+    Error control watches the states only: a relation moved by an input alone (a stuck
+    mass's friction force following a sine) would otherwise be checked only at the
+    solver's steps, which land on one phase of the input when the state is at rest.
+    The checks this adds count against the solver step limit."""
+    scale = min((phases.time_scale(t0, t1) for i, phases in enumerate(plan.phases)
+                 if phases.time_scale is not None and i not in skipped), default=math.inf)
+    return scale / SCANS_PER_SCALE if scale < math.inf else None
 
 
 class _Restart:

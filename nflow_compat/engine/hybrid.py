@@ -295,6 +295,7 @@ def integrate_hybrid(system, x0, grid, *, method: str = "ode45", rtol: float = 1
                      atol: float = 1e-8, max_step: float | None = None,
                      first_step: float | None = None, fixed_step: float | None = None,
                      sample: Callable | None = None, event_samples: int | None = None,
+                     scan_spacing: float | None = None,
                      max_events: int = 100_000, max_steps: int = 5_000_000,
                      max_events_per_instant: int = 200) -> HybridResult:
     """Integrate ``system`` from ``grid[0]`` to ``grid[-1]`` and report on ``grid``.
@@ -305,7 +306,12 @@ def integrate_hybrid(system, x0, grid, *, method: str = "ode45", rtol: float = 1
     defaults to span/50, Simulink's auto rule; pass ``inf`` for none); ``fixed_step``
     (ode1/ode4 only) defaults to the grid spacing.  ``event_samples``: interior points
     per step where the event functions are also checked (default 3 for variable-step
-    methods, whose steps can be long, 0 for ode1/ode4).  Raises ``SimulationError`` on solver
+    methods, whose steps can be long, 0 for ode1/ode4).  ``scan_spacing``: the longest
+    interval between two such checks (more interior points where a step is longer), so a
+    relation moved by a fast input is seen even when the state is at rest and the steps
+    are long: error control watches the states only, and equidistant checks alone can
+    land on the same phase of a periodic input at every step (see ``inputs_scan_spacing``
+    in ``engine.continuous``).  Raises ``SimulationError`` on solver
     failure, event chattering (more than ``max_events_per_instant`` events within 1e-10 s)
     or more than ``max_events`` events or ``max_steps`` steps.
     """
@@ -325,6 +331,9 @@ def integrate_hybrid(system, x0, grid, *, method: str = "ode45", rtol: float = 1
     if event_samples is None:
         event_samples = 0 if method in FIXED_STEP else 3
     run.n_scan = max(0, int(event_samples))
+    if scan_spacing is not None and not scan_spacing > 0:
+        raise SimulationError("bad_scan_spacing", "the event scan spacing must be positive")
+    run.scan_spacing = scan_spacing
     if method in FIXED_STEP:
         run.fixed(t, x, method, fixed_step)
     else:
@@ -354,7 +363,7 @@ class _Run:
         self.max_events = max_events
         self.max_per_instant = max_events_per_instant
         self.events = []
-        self.stats = {"steps": 0, "restarts": 0, "nfev": 0, "events": 0, "time_events": 0}
+        self.stats = {"steps": 0, "restarts": 0, "nfev": 0, "events": 0, "time_events": 0, "input_checks": 0}
         self._burst_t = -np.inf
         self._burst_n = 0
         self._time_event = getattr(system, "next_time_event", None)
@@ -385,9 +394,18 @@ class _Run:
 
     def _count_step(self):
         self.stats["steps"] += 1
-        if self.stats["steps"] > self.max_steps:
+        if self.stats["steps"] + self.stats["input_checks"] > self.max_steps:
             raise SimulationError("too_many_steps", f"more than {self.max_steps} solver steps (a very stiff or "
                                   "fast system, or a tiny maxStep); raise the limit or loosen the tolerances")
+
+    def _count_input_checks(self, n):
+        """The event checks ``scan_spacing`` adds to a step count against the step limit
+        (each costs an evaluation of the diagram), before they are made."""
+        self.stats["input_checks"] += n
+        if self.stats["steps"] + self.stats["input_checks"] > self.max_steps:
+            raise SimulationError("too_many_steps", f"more than {self.max_steps} solver steps and event checks "
+                                  f"(the event functions are checked every {self.scan_spacing:.3g} s to follow a "
+                                  "fast input); raise the limit or shorten the run")
 
     def _count_event(self, t):
         self.stats["events"] += 1
@@ -404,14 +422,20 @@ class _Run:
         else:
             self._burst_t, self._burst_n = t, 0
 
-    @staticmethod
-    def _scan(g, state_at, watch, ta, tb, gb, n_interior):
-        """Look for flips at ``n_interior`` equidistant interior points, then at ``tb``.
+    def _scan(self, g, state_at, watch, ta, tb, gb):
+        """Look for flips at equidistant interior points (``n_scan`` of them, more if
+        ``scan_spacing`` asks for more), then at ``tb``.
 
         Interior points catch a relation that goes in and out again within one step
         (e.g. a stuck force touching its breakaway bound between two large steps).
         Returns ``(flipped, t_hit, g_hit)`` for the first point with a flip, else None
         (the watch is then advanced to ``tb``)."""
+        n_interior = self.n_scan if gb.size else 0      # no relations: nothing to look at
+        if gb.size and self.scan_spacing is not None:
+            needed = math.ceil((tb - ta) / self.scan_spacing) - 1
+            if needed > n_interior:
+                self._count_input_checks(needed - n_interior)
+                n_interior = needed
         for j in range(1, n_interior + 1):
             tj = ta + (tb - ta) * j / (n_interior + 1)
             if not ta < tj < tb:
@@ -522,7 +546,7 @@ class _Run:
 
                 state_at.batch = batch
 
-                hit = self._scan(g, state_at, watch, t_prev, t_new, g_new, self.n_scan)
+                hit = self._scan(g, state_at, watch, t_prev, t_new, g_new)
                 if hit is not None:
                     t_ev, x_ev, fired = self._find_event(g, state_at, watch, *hit)
                     x = self._commit_event(t_ev, x_ev, fired, state_at)
@@ -580,7 +604,7 @@ class _Run:
                         cache[tt] = step(f, t0, x0, tt - t0, k1)
                     return cache[tt]
 
-                hit = self._scan(g, state_at, watch, t, t_next, g_next, self.n_scan)
+                hit = self._scan(g, state_at, watch, t, t_next, g_next)
                 if hit is not None:
                     t_ev, x_ev, fired = self._find_event(g, state_at, watch, *hit)
                     x = self._commit_event(t_ev, x_ev, fired, state_at)
