@@ -120,7 +120,8 @@ def test_the_watch_reports_exactly_the_unstable_decays(z, method):
     found = res.stats["stiffness"]
     assert (found is not None) == (z > 1.0 and growth > 1.0)
     if found is not None:
-        assert found[1] == pytest.approx(-z, rel=1e-6) and found[2] == pytest.approx(growth, rel=1e-6)
+        assert found.step == 1.0 and found.state == 0
+        assert found.mode == pytest.approx(-z, rel=1e-6) and found.growth == pytest.approx(growth, rel=1e-6)
 
 
 class _TanhPair:
@@ -148,4 +149,4 @@ def test_a_law_steep_only_between_the_stages_is_found():
     # 0 (tanh 0 = 0), 0.1, -0.1: g = 0.1 + 0.1/6 (-2 + 0 - 4 + 2) = 1/30; from any
     # 0 < g < 0.1 the stages give -2, +2, -2, +2 and g stays: a spurious fixed point
     assert res.x[-1][0] - res.x[-1][1] == pytest.approx(1.0 / 30.0, abs=1e-9)
-    assert res.stats["stiffness"][1] == pytest.approx(-200.0, rel=1e-3)
+    assert res.stats["stiffness"].step * res.stats["stiffness"].mode == pytest.approx(-200.0, rel=1e-3)

@@ -221,8 +221,7 @@ def run_continuous(plan, progress=None) -> int:
                    stiffness=stiffness)
     done = _integrate(plan, system, grid, options, major_step, progress)
     if stiffness is not None and stiffness.found is not None:
-        ctx.warnings.append(_stiffness_warning(plan, system, method, float(grid[1] - grid[0]) if len(grid) > 1
-                                               else d.duration, stiffness.found))
+        ctx.warnings.append(_stiffness_warning(plan, system, method, stiffness.found))
     return done
 
 
@@ -272,20 +271,20 @@ def _integrate(plan, system, grid, options, major_step, progress) -> int:
     return len(grid)
 
 
-def _stiffness_warning(plan, system, method: str, h: float, found) -> str:
-    """The warning for a fixed step far above the time constant of an element (see
-    ``StiffnessWatch``), naming the blocks of the continuous part whose state moved most:
-    the blocks linked pin to pin with the block that carries it (an island), or that block."""
-    t_first, z, growth, index = found
-    part = next(part for part, sl in zip(system.parts, system.slices) if sl.start <= index < sl.stop)
+def _stiffness_warning(plan, system, method: str, found) -> str:
+    """The warning for a fixed step far above the time constant of an element (``found``,
+    a ``Stiffness``), naming the blocks of the continuous part whose state moved most: the
+    blocks linked pin to pin with the block that carries it (an island), or that block."""
+    part = next(part for part, sl in zip(system.parts, system.slices) if sl.start <= found.state < sl.stop)
     names = _part_blocks(plan, part)
     shown = ", ".join(repr(name) for name in names[:8]) + (", ..." if len(names) > 8 else "")
+    z = found.step * found.mode
     mode = f"{z.real:.3g}" + (f" {'+-'[z.imag < 0]} {abs(z.imag):.3g}i" if z.imag else "")
-    return (f"the fixed step {h:g} s is far above the time constant (~{h / abs(z):.3g} s) of an element among "
-            f"blocks {shown}: {METHOD_NAME[method]} (solver {plan.diagram.solver!r}) is unstable there "
-            f"(h*lambda ~ {mode}, amplified {growth:.3g} times per step where the model does not grow) from "
-            f"t ~ {t_first:.6g} s on, so the result may show a spurious fixed point, oscillation or growth "
-            "of the method rather than of the model; use a smaller sampleTime or a variable-step solver "
+    return (f"the fixed step {found.step:g} s is far above the time constant (~{1.0 / abs(found.mode):.3g} s) of "
+            f"an element among blocks {shown}: {METHOD_NAME[method]} (solver {plan.diagram.solver!r}) is unstable "
+            f"there (h*lambda ~ {mode}, amplified {found.growth:.3g} times per step where the model does not "
+            f"grow) from t ~ {found.t:.6g} s on, so the result may show a spurious fixed point, oscillation or "
+            "growth of the method rather than of the model; use a smaller sampleTime or a variable-step solver "
             "(ode45, dae)")
 
 

@@ -57,7 +57,7 @@ from __future__ import annotations
 import math
 import time as _time
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, NamedTuple
 
 import numpy as np
 
@@ -106,6 +106,18 @@ _STEEPER = 1.02
 _SQRT_EPS = math.sqrt(_EPS)
 
 
+class Stiffness(NamedTuple):
+    """What ``StiffnessWatch`` found: from time ``t`` on, a step ``step`` amplifies a mode
+    ``mode`` (an eigenvalue, 1/s) the model damps ``growth`` times per step; ``state``: the
+    index of the state whose rate moved most there."""
+
+    t: float
+    step: float
+    mode: complex
+    growth: float
+    state: int
+
+
 class StiffnessWatch:
     """Whether a fixed step is far above the time constant of an element, after Hairer &
     Wanner's stiffness detection (Solving ODEs II, IV.2; DOPRI5's test).
@@ -121,10 +133,10 @@ class StiffnessWatch:
     differenced there. A saturating law steep only near a point the method straddles (a
     tanh clutch law at a spurious fixed point of RK4) is caught so, which a Jacobian at
     the grid states misses (it sees a flat law); a jump of the rate (a slope growing down
-    to rounding) has no time constant and is let be. ``found`` is set when that Jacobian
-    has a mode lambda with Re(lambda) <= 0, h |lambda| > ``SUSPECT`` and |R(h lambda)| > 1
-    (the method amplifies what the model damps): (time of the first suspect check counted,
-    h lambda, |R(h lambda)|, index of the state). ``groups``: the state slices of the parts."""
+    to rounding) has no time constant and is let be. ``found`` (a ``Stiffness``) is set
+    when that Jacobian has a mode lambda with Re(lambda) <= 0, h |lambda| > ``SUSPECT`` and
+    |R(h lambda)| > 1 (the method amplifies what the model damps), dated by the first
+    suspect check counted. ``groups``: the state slices of the parts."""
 
     def __init__(self, method: str, groups=None):
         self.method = method
@@ -182,7 +194,7 @@ class StiffnessWatch:
                 z = h * mode
                 growth = abs(np.polynomial.polynomial.polyval(z, STABILITY_FUNCTION[self.method]))
                 if abs(z) > SUSPECT and growth > 1.0:
-                    self.found = (self.first, complex(z), growth, steepest[1])
+                    self.found = Stiffness(self.first, h, complex(mode), float(growth), steepest[1])
                     return
         self.needed *= 2                    # nothing there: look less often
 
