@@ -245,7 +245,7 @@ class HybridResult:
 
 
 def make_grid(dt: float, duration: float, t0: float = 0.0) -> np.ndarray:
-    """SPEC grid: ``t_k = t0 + k*dt`` (a product), ``k = 0..floor(duration/dt + 1e-9)``."""
+    """The result grid (docs/CONTRACT.md): ``t_k = t0 + k*dt`` (a product), ``k = 0..floor(duration/dt + 1e-9)``."""
     n = int(math.floor(duration / dt + 1e-9))
     return t0 + np.arange(n + 1) * dt
 
