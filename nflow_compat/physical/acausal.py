@@ -425,7 +425,7 @@ class DaeIsland:
         for sw in asm.switches:
             entries |= set((r, c) for r, c, _ in sw.on + sw.off)
         for nl in asm.nonlinear:
-            entries |= set((r, c) for r in nl.rows for c in nl.cols if c is not None)
+            entries |= set((r, c) for r in nl.rows for c in nl.cols if r is not None and c is not None)
         if m != n:
             self._structural_error(None, "more equations than unknowns" if m > n else "more unknowns than equations")
         rows, cols = zip(*entries) if entries else ((), ())

@@ -1,0 +1,54 @@
+"""Electrical and thermal networks: typed errors of bad circuits (each naming its blocks),
+the start-value rule of capacitor loops and inductor cut-sets, and regressions of the
+acausal core found while writing the analytic goldens (fixtures/electrical, fixtures/thermal)."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import nflow_compat as nc
+from nflow_compat.manifests import block_types
+from tests.util import blk, diagram, pin, rec, wire
+
+
+def links(*pairs):
+    """Physical connections written ``'block.pin block.pin'``."""
+    return [pin(*a.split("."), *b.split(".")) for a, b in (pair.split() for pair in pairs)]
+
+
+def simulate(blocks, connections, records=(), solver="ode45", duration=1.0, dt=0.1, **extra):
+    """Run a circuit; ``records``: (sensor id, variable name) pairs. Returns the result."""
+    for sensor, name in records:
+        b, c = rec(sensor, name)
+        blocks, connections = blocks + b, connections + c
+    return nc.simulate(diagram(blocks, connections, dt=dt, duration=duration, solver=solver,
+                              relTol=1e-10, absTol=1e-12, **extra))
+
+
+def recorded(result, name) -> np.ndarray:
+    return np.asarray(result["workspace"][name], dtype=float)[:, 0]
+
+
+def blocks_named(message: str) -> set:
+    return set(message.split("blocks involved: ")[-1].split(", ")) if "blocks involved: " in message else set()
+
+
+def index_of(blocks, block_id) -> int:
+    return next(k for k, b in enumerate(blocks) if b["id"] == block_id)
+
+
+# ----------------------------------------------------------------------------- regressions
+
+def test_non_linear_elements_on_the_ground_node():
+    # a Diode and a VariableConductor with a pin on Ground (the ground node has no balance
+    # row: their stamps into it are dropped, the structural check must skip them too)
+    Is, Vt, V, G = 1e-9, 0.025, 0.5, 0.25
+    blocks = [blk("gnd", "Ground"), blk("V", "ConstantVoltage", V=V), blk("cs", "CurrentSensor"),
+              blk("D", "Diode", Is=Is, Vt=Vt), blk("g", "constant", Value=G), blk("VG", "VariableConductor"),
+              blk("cg", "CurrentSensor")]
+    connections = links("V.n gnd.p", "V.p cs.p", "cs.n D.p", "D.n gnd.p", "V.p cg.p", "cg.n VG.p", "VG.n gnd.p")
+    res = simulate(blocks, connections + [wire("g", "VG")], records=[("cs", "i"), ("cg", "ig")], duration=0.2)
+    np.testing.assert_allclose(recorded(res, "i"), Is * math.expm1(V / Vt), rtol=1e-12)
+    np.testing.assert_allclose(recorded(res, "ig"), G * V, rtol=1e-12)
