@@ -52,3 +52,20 @@ def test_non_linear_elements_on_the_ground_node():
     res = simulate(blocks, connections + [wire("g", "VG")], records=[("cs", "i"), ("cg", "ig")], duration=0.2)
     np.testing.assert_allclose(recorded(res, "i"), Is * math.expm1(V / Vt), rtol=1e-12)
     np.testing.assert_allclose(recorded(res, "ig"), G * V, rtol=1e-12)
+
+
+def _switched_resistor(solver):
+    """V = 2 -> R = 4 -> IdealSwitch (closed by a step at t = 0.3) -> CurrentSensor -> Ground."""
+    blocks = [blk("gnd", "Ground"), blk("V", "ConstantVoltage", V=2.0), blk("R", "Resistor", R=4.0),
+              blk("sw", "IdealSwitch"), blk("cs", "CurrentSensor"), blk("st", "step", Time=0.3)]
+    connections = links("V.n gnd.p", "V.p R.p", "R.n sw.p", "sw.n cs.p", "cs.n gnd.p") + [wire("st", "sw")]
+    return simulate(blocks, connections, records=[("cs", "i")], solver=solver, duration=0.5)
+
+
+@pytest.mark.parametrize("solver", ["ode45", "dae"])
+def test_an_ideal_switch_logs_its_mode_change(solver):
+    res = _switched_resistor(solver)
+    assert res["events"] == [{"t": 0.3, "block": "sw", "kind": "mode", "from": "off", "to": "on"}]
+    # open: a conductance Goff = 1e-5 in series; closed: a resistance Ron = 1e-5 (MSL's defaults)
+    t, i = np.asarray(res["time"]), recorded(res, "i")
+    np.testing.assert_allclose(i, np.where(t < 0.3, 2.0 / (4.0 + 1e5), 2.0 / (4.0 + 1e-5)), rtol=1e-10)

@@ -618,7 +618,8 @@ class DaeIsland:
         for _ in range(MODE_ITERATIONS):
             z = self.solve(t, w1)
             values = self._relations(t, z, self.inputs)
-            new = tuple(sw.element.is_on(v) for sw, v in zip(self._switches, values))
+            # bool(): a relation computed from numpy values gives numpy bools (they cannot index mode_names)
+            new = tuple(bool(sw.element.is_on(v)) for sw, v in zip(self._switches, values))
             if new == self.modes:
                 return
             self.modes = new
