@@ -69,3 +69,18 @@ def test_an_ideal_switch_logs_its_mode_change(solver):
     # open: a conductance Goff = 1e-5 in series; closed: a resistance Ron = 1e-5 (MSL's defaults)
     t, i = np.asarray(res["time"]), recorded(res, "i")
     np.testing.assert_allclose(i, np.where(t < 0.3, 2.0 / (4.0 + 1e5), 2.0 / (4.0 + 1e-5)), rtol=1e-10)
+
+
+@pytest.mark.parametrize("solver", ["ode45", "dae"])
+def test_a_stateless_circuit_sees_every_crossing_of_its_control_signal(solver):
+    # an IdealSwitch closed while a sine control exceeds 0.5, in an island with no state
+    # (scipy's solvers jump straight to the end without a state: every crossing was missed)
+    blocks = [blk("gnd", "Ground"), blk("V", "ConstantVoltage", V=1.0), blk("R", "Resistor", R=1.0),
+              blk("sw", "IdealSwitch"), blk("cs", "CurrentSensor"), blk("ctl", "sine", Amplitude=1.0, Frequency=1.0)]
+    connections = links("V.n gnd.p", "V.p R.p", "R.n sw.p", "sw.n cs.p", "cs.n gnd.p") + [wire("ctl", "sw")]
+    res = simulate(blocks, connections, records=[("cs", "i")], solver=solver, duration=2.0, dt=0.05)
+    assert [e["t"] for e in res["events"]] == pytest.approx([1 / 12, 5 / 12, 13 / 12, 17 / 12], abs=1e-9)
+    assert [(e["from"], e["to"]) for e in res["events"]] == [("off", "on"), ("on", "off")] * 2
+    t = np.asarray(res["time"])
+    closed = np.sin(2 * math.pi * t) > 0.5
+    np.testing.assert_allclose(recorded(res, "i"), np.where(closed, 1 / (1 + 1e-5), 1 / (1 + 1e5)), rtol=1e-10)

@@ -327,6 +327,10 @@ def integrate_hybrid(system, x0, grid, *, method: str = "ode45", rtol: float = 1
     run.n_scan = max(0, int(event_samples))
     if method in FIXED_STEP:
         run.fixed(t, x, method, fixed_step)
+    elif x.size == 0 and np.size(system.event_functions(t, x)):
+        # scipy's solvers jump straight to the end when there is no state: step by max_step
+        # instead, so event functions driven by time alone (a stateless rectifier) are watched
+        run.fixed(t, x, "ode1", run.max_step)
     else:
         run.variable(t, x, _solver_class(method))
     k = run.sampler.k
