@@ -84,3 +84,30 @@ def test_a_stateless_circuit_sees_every_crossing_of_its_control_signal(solver):
     t = np.asarray(res["time"])
     closed = np.sin(2 * math.pi * t) > 0.5
     np.testing.assert_allclose(recorded(res, "i"), np.where(closed, 1 / (1 + 1e-5), 1 / (1 + 1e5)), rtol=1e-10)
+
+
+@pytest.mark.parametrize("solver", ["ode45", "dae"])
+@pytest.mark.parametrize("A, f, R, Ron, Goff, Vknee", [(5.0, 1.3, 10.0, 1e-3, 1e-4, 0.0),
+                                                       (10.0, 1.0, 100.0, 1e-2, 1e-4, 0.7)])
+def test_a_stateless_rectifier_switches_where_its_curve_parameter_crosses_zero(A, f, R, Ron, Goff, Vknee, solver):
+    # no capacitor: the island has no state. At each crossing s is ~0 in both modes and
+    # rounding may give it opposite signs: the second case hits such a tie at its first
+    # turn-on (the mode iteration used to ping-pong there: event_iteration).
+    # off: i = Goff vs/(1 + Goff R); on: i = (Goff Vknee Ron + vs - Vknee)/(Ron + R); both
+    # give s = 0 at vs = Vknee (1 + Goff R)
+    blocks = [blk("gnd", "Ground"), blk("src", "SineVoltage", Amplitude=A, Frequency=f),
+              blk("D", "IdealDiode", Ron=Ron, Goff=Goff, Vknee=Vknee), blk("R", "Resistor", R=R),
+              blk("cs", "CurrentSensor")]
+    res = simulate(blocks, links("src.n gnd.p", "src.p D.p", "D.n cs.p", "cs.n R.p", "R.n gnd.p"),
+                   records=[("cs", "i")], solver=solver, duration=2.0, dt=0.05)
+    threshold = Vknee * (1 + Goff * R)
+    rise = math.asin(threshold / A) / (2 * math.pi * f)
+    # a zero knee starts on (a tie at t = 0 is on, as in MSL): the first event is a turn-off
+    ons, offs = [k / f + rise for k in range(3)], [(k + 0.5) / f - rise for k in range(3)]
+    expected = sorted([(t, "on") for t in ons if 0 < t < 2] + [(t, "off") for t in offs if t < 2])
+    assert [e["t"] for e in res["events"]] == pytest.approx([t for t, _ in expected], abs=1e-9)
+    assert [e["to"] for e in res["events"]] == [to for _, to in expected]
+    t = np.asarray(res["time"])
+    vs = A * np.sin(2 * math.pi * f * t)
+    i = np.where(vs >= threshold, (Goff * Vknee * Ron + vs - Vknee) / (Ron + R), Goff * vs / (1 + Goff * R))
+    np.testing.assert_allclose(recorded(res, "i"), i, atol=1e-12)

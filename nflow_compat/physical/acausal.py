@@ -70,6 +70,7 @@ DOMAINS = {
 NEWTON_MAX = 60
 NEWTON_TOL = 1e-10
 MODE_ITERATIONS = 50
+TIE_TOLERANCE = 1e-12   # relative to the island's largest unknown: a relation this close to 0 is a tie
 EXP_LIMIT = 700.0      # exp() arguments are clipped here while Newton searches (never at a solution)
 
 
@@ -615,13 +616,20 @@ class DaeIsland:
 
     def _iterate_modes(self, t, x):
         w1 = np.asarray(x, dtype=float)
+        switched = set()
         for _ in range(MODE_ITERATIONS):
             z = self.solve(t, w1)
             values = self._relations(t, z, self.inputs)
+            # At a located event the relation is ~0 in both modes (the characteristic is
+            # continuous there) and rounding may give it opposite signs: an element that has
+            # just switched keeps its new mode while its relation is such a tie.
+            tie = TIE_TOLERANCE * (1.0 + float(np.max(np.abs(z), initial=0.0)))
             # bool(): a relation computed from numpy values gives numpy bools (they cannot index mode_names)
-            new = tuple(bool(sw.element.is_on(v)) for sw, v in zip(self._switches, values))
+            new = tuple(on if k in switched and abs(v) <= tie else bool(sw.element.is_on(v))
+                        for k, (sw, v, on) in enumerate(zip(self._switches, values, self.modes)))
             if new == self.modes:
                 return
+            switched |= {k for k, (a, b) in enumerate(zip(self.modes, new)) if a != b}
             self.modes = new
         raise SimulationError("event_iteration", f"{self.label}: the switching elements' modes do not settle at "
                               f"t = {t:.9g}")
