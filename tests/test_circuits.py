@@ -39,6 +39,38 @@ def index_of(blocks, block_id) -> int:
     return next(k for k, b in enumerate(blocks) if b["id"] == block_id)
 
 
+@pytest.mark.parametrize("second", [1.0, 2.0], ids=["equal", "contradicting"])
+def test_a_loop_of_voltage_sources_names_every_source(second):
+    blocks = [blk("gnd", "Ground"), blk("V1", "ConstantVoltage", V=1.0), blk("V2", "ConstantVoltage", V=second),
+              blk("R", "Resistor")]
+    with pytest.raises(nc.DiagramError) as err:
+        simulate(blocks, links("V1.n gnd.p", "V2.n gnd.p", "V1.p V2.p", "R.p V1.p", "R.n gnd.p"))
+    assert err.value.code == "singular_circuit"
+    assert blocks_named(str(err.value)) == {"V1", "V2"}
+    assert err.value.block in ("V1", "V2")
+    assert err.value.path == f"/blocks/{index_of(blocks, err.value.block)}"
+
+
+def test_a_cut_set_of_current_sources_names_them():
+    blocks = [blk("gnd", "Ground"), blk("I1", "ConstantCurrent", I=1.0), blk("I2", "ConstantCurrent", I=2.0),
+              blk("R", "Resistor")]
+    with pytest.raises(nc.DiagramError) as err:
+        simulate(blocks, links("I1.p gnd.p", "I1.n I2.p", "I2.n R.p", "R.n gnd.p"))
+    assert err.value.code == "singular_circuit"
+    assert blocks_named(str(err.value)) == {"I1", "I2"}
+
+
+def test_an_op_amp_without_feedback_is_singular():
+    blocks = [blk("gnd", "Ground"), blk("V", "ConstantVoltage", V=1.0), blk("op", "IdealOpAmp"),
+              blk("R1", "Resistor"), blk("RL", "Resistor")]
+    with pytest.raises(nc.DiagramError) as err:
+        simulate(blocks, links("V.n gnd.p", "V.p op.in_p", "op.in_n R1.p", "R1.n gnd.p", "op.out RL.p",
+                               "RL.n gnd.p"))
+    assert err.value.code == "singular_circuit"
+    assert "op" in blocks_named(str(err.value))
+    assert "RL" not in blocks_named(str(err.value))   # the output side is not in conflict
+
+
 # ----------------------------------------------------------------------------- regressions
 
 def test_non_linear_elements_on_the_ground_node():

@@ -48,7 +48,7 @@ from typing import Callable, ClassVar
 import numpy as np
 import scipy.linalg
 from scipy.sparse import coo_matrix
-from scipy.sparse.csgraph import connected_components, maximum_bipartite_matching
+from scipy.sparse.csgraph import breadth_first_order, connected_components, maximum_bipartite_matching
 
 from ..errors import DiagramError, SimulationError
 from .network import PhysicalEvent
@@ -434,7 +434,7 @@ class DaeIsland:
         match = maximum_bipartite_matching(pattern, perm_type="column")
         unmatched = [r for r in range(m) if match[r] < 0]
         if unmatched:
-            self._structural_error(unmatched, None)
+            self._structural_error(_conflicting_rows(pattern, match, unmatched), None)
 
     def _structural_error(self, rows, why):
         owners = sorted({self._row_owner[r] for r in (rows or range(len(self._row_owner)))})
@@ -442,7 +442,7 @@ class DaeIsland:
                         {p.split(".")[0] for o in owners if o.startswith("node")
                          for p in o[6:-1].split(", ") if p != "..."})
         raise DiagramError("singular_circuit", f"{self.label}: the network equations are structurally singular "
-                           f"({why or 'unmatched equations at ' + ', '.join(owners[:4])}): look for a loop of "
+                           f"({why or 'conflicting equations at ' + ', '.join(owners[:4])}): look for a loop of "
                            "voltage sources, a cut-set of current sources, an op-amp without feedback or a "
                            "floating node; blocks involved: " + ", ".join(blocks[:8]),
                            block=blocks[0] if blocks else None)
@@ -723,6 +723,25 @@ class DaeIsland:
 
     def probe_linear(self, kind, target):
         return None
+
+
+def _conflicting_rows(pattern, match, unmatched) -> list:
+    """The equations in conflict with the unmatched ones: those reached from them by
+    alternating paths (an equation -> its unknowns -> the equations matched to those), the
+    over-determined part of the Dulmage-Mendelsohn decomposition. A loop of voltage sources
+    so names every source of the loop, not only the one the matching left over."""
+    m, n = pattern.shape
+    entries = pattern.tocoo()
+    matched = np.flatnonzero(match >= 0)
+    # graph nodes: the equations 0..m-1, then the unknowns m..m+n-1
+    sources = np.concatenate([entries.row, m + match[matched]])
+    targets = np.concatenate([m + entries.col, matched])
+    graph = coo_matrix((np.ones(sources.size), (sources, targets)), shape=(m + n, m + n)).tocsr()
+    reached = set()
+    for row in unmatched:
+        order = breadth_first_order(graph, row, directed=True, return_predecessors=False)
+        reached.update(int(k) for k in order if k < m)
+    return sorted(reached)
 
 
 def _dense(entries, rows, cols) -> np.ndarray:
