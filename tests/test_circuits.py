@@ -39,6 +39,26 @@ def index_of(blocks, block_id) -> int:
     return next(k for k, b in enumerate(blocks) if b["id"] == block_id)
 
 
+# ----------------------------------------------------------------------------- bad circuits
+
+def test_a_circuit_without_ground_names_its_blocks():
+    blocks = [blk("V", "ConstantVoltage", V=1.0), blk("R", "Resistor", R=10.0)]
+    with pytest.raises(nc.DiagramError) as err:
+        simulate(blocks, links("V.p R.p", "V.n R.n"))
+    assert err.value.code == "no_ground"
+    assert "R, V" in str(err.value)
+    assert err.value.block in ("R", "V")
+    assert err.value.path == f"/blocks/{index_of(blocks, err.value.block)}"
+
+
+def test_a_floating_part_beside_a_grounded_one_is_named_alone():
+    blocks = [blk("gnd", "Ground"), blk("R0", "Resistor"), blk("V", "ConstantVoltage"), blk("R", "Resistor")]
+    with pytest.raises(nc.DiagramError) as err:
+        simulate(blocks, links("R0.p gnd.p", "R0.n gnd.p", "V.p R.p", "V.n R.n"))
+    assert err.value.code == "no_ground"
+    assert "R, V" in str(err.value) and "R0" not in str(err.value)
+
+
 @pytest.mark.parametrize("second", [1.0, 2.0], ids=["equal", "contradicting"])
 def test_a_loop_of_voltage_sources_names_every_source(second):
     blocks = [blk("gnd", "Ground"), blk("V1", "ConstantVoltage", V=1.0), blk("V2", "ConstantVoltage", V=second),
@@ -69,6 +89,83 @@ def test_an_op_amp_without_feedback_is_singular():
     assert err.value.code == "singular_circuit"
     assert "op" in blocks_named(str(err.value))
     assert "RL" not in blocks_named(str(err.value))   # the output side is not in conflict
+
+
+def test_a_capacitor_straight_across_a_voltage_source_is_index_two():
+    blocks = [blk("gnd", "Ground"), blk("V", "ConstantVoltage"), blk("C1", "Capacitor", C=1.0)]
+    with pytest.raises(nc.SimulationError) as err:
+        simulate(blocks, links("V.n gnd.p", "V.p C1.p", "C1.n gnd.p"))
+    assert err.value.code == "singular_circuit"
+    assert err.value.block == "V"
+
+
+# block type, param, a bad value
+BAD_PARAMS = [
+    ("Capacitor", "C", -1e-6), ("Capacitor", "C", 0.0), ("Inductor", "L", -1e-3), ("Inductor", "L", 0.0),
+    ("HeatCapacitor", "C", 0.0), ("HeatCapacitor", "C", -2.0), ("Diode", "Is", 0.0), ("Diode", "Vt", -0.025),
+    ("ZDiode", "Vt", 0.0), ("NPN", "Bf", 0.0), ("PNP", "Is", -1e-16), ("NMOS", "Beta", -1e-3), ("PMOS", "Beta", 0.0),
+    ("IdealDiode", "Ron", -1e-3), ("IdealDiode", "Goff", -1e-6), ("IdealDiode", "Vknee", -0.7),
+    ("IdealTransformer", "n", 0.0), ("ThermalResistor", "R", 0.0), ("TrapezoidVoltage", "Period", 0.0),
+    ("TrapezoidCurrent", "Rising", -0.1), ("Resistor", "R", math.inf),
+]
+
+
+@pytest.mark.parametrize("block_type, param, value", BAD_PARAMS,
+                         ids=[f"{t}.{p}={v:g}" for t, p, v in BAD_PARAMS])
+def test_a_bad_parameter_is_a_param_range_error_at_its_json_pointer(block_type, param, value):
+    # every pin on one node: the parameter check comes before any structural one
+    thermal = block_types()[block_type].domain == "thermal"
+    anchor = blk("fix", "FixedTemperature") if thermal else blk("gnd", "Ground")
+    anchor_pin = "fix.port" if thermal else "gnd.p"
+    pins = block_types()[block_type].pins      # the manifest's pins
+    blocks = [anchor, blk("X", block_type, **{param: value})]
+    with pytest.raises(nc.DiagramError) as err:
+        simulate(blocks, links(*(f"X.{p} {anchor_pin}" for p in pins)))
+    assert err.value.code == "param_range"
+    assert (err.value.block, err.value.param, err.value.path) == ("X", param, f"/blocks/1/params/{param}")
+
+
+# ----------------------------------------------------------------------------- start values
+
+def _capacitor_triangle(v1, v2, v3):
+    """C1 (a -> b), C2 (b -> ground) and C3 (a -> ground) form a loop; a resistor R
+    discharges node a. v_C3 = v_C1 + v_C2 always."""
+    blocks = [blk("gnd", "Ground"), blk("C1", "Capacitor", C=1.0, v0=v1), blk("C2", "Capacitor", C=2.0, v0=v2),
+              blk("C3", "Capacitor", C=3.0, v0=v3), blk("R", "Resistor", R=1.0), blk("s3", "VoltageSensor"),
+              blk("s1", "VoltageSensor")]
+    connections = links("C1.p C3.p", "C1.n C2.p", "C2.n gnd.p", "C3.n gnd.p", "R.p C3.p", "R.n gnd.p",
+                        "s3.p C3.p", "s3.n gnd.p", "s1.p C1.p", "s1.n C1.n")
+    return simulate(blocks, connections, records=[("s3", "v3"), ("s1", "v1")], duration=0.2)
+
+
+def test_consistent_start_values_of_a_capacitor_loop_give_no_warning():
+    res = _capacitor_triangle(1.0, 2.0, 3.0)
+    assert res["warnings"] == []
+    assert recorded(res, "v3")[0] == pytest.approx(3.0, abs=1e-12)
+    assert recorded(res, "v1")[0] == pytest.approx(1.0, abs=1e-12)
+
+
+def test_a_contradicting_start_value_of_a_capacitor_loop_is_ignored_with_a_warning():
+    # C1 and C2 are imposed first (element order); C3's v0 = 5 contradicts their sum 3
+    res = _capacitor_triangle(1.0, 2.0, 5.0)
+    assert len(res["warnings"]) == 1
+    assert res["warnings"][0].startswith("C3: initial value 5 contradicts") and "imply 3" in res["warnings"][0]
+    assert recorded(res, "v3")[0] == pytest.approx(3.0, abs=1e-12)
+    assert recorded(res, "v1")[0] == pytest.approx(1.0, abs=1e-12)
+
+
+@pytest.mark.xfail(strict=True, raises=nc.SimulationError,
+                   reason="an inductor cut-set (two inductors in series) is index 2: singular_circuit for now")
+@pytest.mark.parametrize("i2, warned", [(0.5, False), (-0.5, True)])
+def test_start_values_of_an_inductor_cut_set(i2, warned):
+    # two inductors in series carry one current: L2's i0 is implied by L1's
+    blocks = [blk("gnd", "Ground"), blk("R", "Resistor", R=2.0), blk("L1", "Inductor", L=1.0, i0=0.5),
+              blk("L2", "Inductor", L=1.0, i0=i2), blk("cs", "CurrentSensor")]
+    res = simulate(blocks, links("R.p L1.p", "L1.n L2.p", "L2.n cs.p", "cs.n gnd.p", "R.n gnd.p"),
+                   records=[("cs", "i")], duration=0.5)
+    assert bool(res["warnings"]) == warned
+    # i = 0.5 exp(-R t/(L1 + L2)) either way
+    np.testing.assert_allclose(recorded(res, "i"), 0.5 * np.exp(-np.asarray(res["time"])), atol=1e-8)
 
 
 # ----------------------------------------------------------------------------- regressions
