@@ -92,8 +92,9 @@ def test_blocks_lists_only_what_runs(capsys):
     assert main(["blocks", "--json"]) == 0
     rows = orjson.loads(capsys.readouterr().out)
     types = {r["type"] for r in rows}
-    assert {"gain", "constant", "toWorkspace", "Mass", "Clutch", "MassWithStopAndFriction"} <= types
-    assert "Resistor" not in types and "fmu" not in types
+    assert {"gain", "constant", "toWorkspace", "Mass", "Clutch", "MassWithStopAndFriction", "Resistor",
+            "HeatCapacitor"} <= types
+    assert "PlanarBody" not in types and "fmu" not in types
 
 
 def test_internal_errors_are_still_typed(monkeypatch, capsys):

@@ -210,11 +210,11 @@ def test_unknown_pin():
 
 
 def test_unported_acausal_blocks_validate_but_do_not_run():
-    d = diagram([blk("r", "Resistor"), blk("g", "Ground")],
-                [{"from": "r", "fromPin": "n", "to": "g", "toPin": "p"}])
+    d = diagram([blk("b", "PlanarBody"), blk("w", "PlanarWorld")],
+                [{"from": "b", "fromPin": "com", "to": "w", "toPin": "frame"}])
     assert len(nc.validate(d).links) == 1
     err = raises(d, SimulationError, "unsupported_block")
-    assert err.block == "r"
+    assert err.block == "b"
 
 
 def test_smax_not_above_smin():
