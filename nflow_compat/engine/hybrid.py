@@ -488,6 +488,10 @@ def integrate_hybrid(system, x0, grid, *, method: str = "ode45", rtol: float = 1
         watch = stiffness if stiffness is not None else StiffnessWatch(method)
         run.fixed(t, x, method, fixed_step, watch)
         run.stats["stiffness"] = watch.found
+    elif x.size == 0 and np.size(system.event_functions(t, x)):
+        # scipy's solvers jump straight to the end when there is no state: step by max_step
+        # instead, so event functions driven by time alone (a stateless rectifier) are watched
+        run.fixed(t, x, "ode1", run.max_step, StiffnessWatch("ode1"))
     else:
         run.variable(t, x, _solver_class(method))
     k = run.sampler.k
