@@ -170,7 +170,7 @@ def test_start_values_of_an_inductor_cut_set(i2, warned):
     np.testing.assert_allclose(recorded(res, "i"), 0.5 * np.exp(-np.asarray(res["time"])), atol=1e-8)
 
 
-# ----------------------------------------------------------------------------- index 2 (known gaps)
+# ----------------------------------------------------------------------------- index 2
 
 # a zero-voltage branch (ammeter, Short, HeatFlowSensor) closing a capacitor loop is index 2:
 # the homogeneous constraint v_p = v_n on the states is reduced structurally
