@@ -494,6 +494,12 @@ class DaeIsland:
                            "blocks involved: " + ", ".join(blocks[:8]) + (", ..." if len(blocks) > 8 else ""),
                            block=blocks[0] if blocks else None)
 
+    def eliminate_now(self):
+        """A network without modes has one elimination: do it at compile time, so that its
+        errors (index 2 driven by a signal, a singular network) come before the run."""
+        if not self._switches:
+            self._linear(self.modes)
+
     # -- pieces of the equations -----------------------------------------------------------
     def _A(self, modes):
         A = self.A0.copy()
