@@ -61,7 +61,7 @@ def _crossings(t, x, level: float):
     both = valid[:-1] & valid[1:]
     rising = both & ~above[:-1] & above[1:]
     falling = both & above[:-1] & ~above[1:]
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(all="ignore"):     # steps without a crossing may divide by 0; crossings cannot
         frac = (level - x[:-1]) / (x[1:] - x[:-1])
     return rising, falling, t[:-1] + frac * (t[1:] - t[:-1])
 

@@ -33,6 +33,7 @@ from .worker import Batch, run_batch
 
 TASKS_PER_WORKER = 8      # batches per worker when the spec does not set batch_size: load balance vs overhead
 MAX_AUTO_BATCH = 64
+CONNECT_TIMEOUT = "30s"   # to reach a given scheduler
 
 
 def cores() -> int:
@@ -61,9 +62,14 @@ def _ignoring_ctrl_c():
 @contextmanager
 def local_client(workers: int | None = None):
     """A client of a fresh local cluster (loopback only, no dashboard), closed after."""
-    with _ignoring_ctrl_c():
-        cluster = LocalCluster(n_workers=workers or cores(), threads_per_worker=1, processes=True,
-                               host="127.0.0.1", dashboard_address=None, silence_logs=logging.ERROR)
+    try:
+        with _ignoring_ctrl_c():
+            cluster = LocalCluster(n_workers=workers or cores(), threads_per_worker=1, processes=True,
+                                   host="127.0.0.1", dashboard_address=None, silence_logs=logging.ERROR)
+    except (RuntimeError, OSError) as exc:
+        raise SimulationError("cluster_failed", f"the local Dask cluster did not start ({exc}); in a script, "
+                              "call sweep() under `if __name__ == \"__main__\":` (its worker processes import "
+                              "the main module)") from None
     try:
         with Client(cluster) as client:
             yield client
@@ -77,7 +83,7 @@ def _client(client, scheduler: str | None, workers: int | None):
         yield client
     elif scheduler is not None:
         try:
-            connected = Client(scheduler, timeout="30s")   # TLS and credentials from the Dask config
+            connected = Client(scheduler, timeout=CONNECT_TIMEOUT)   # TLS and credentials from the Dask config
         except (OSError, ValueError) as exc:
             raise SimulationError("scheduler_unreachable", f"cannot reach the Dask scheduler at {scheduler!r}: "
                                   f"{exc}") from None
