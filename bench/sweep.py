@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import os
 import statistics
 import sys
 import time
@@ -58,26 +59,37 @@ def _with(value) -> dict:
 
 
 def _timed(fn):
+    """(wall s, out); ``_timed.cpu``: the CPU seconds of this process during the call."""
     gc.collect()
-    start = time.perf_counter()
+    cpu, start = time.process_time(), time.perf_counter()
     out = fn()
-    return time.perf_counter() - start, out
+    wall = time.perf_counter() - start
+    _timed.cpu = time.process_time() - cpu
+    return wall, out
 
 
-def sequential(values) -> float:
+def _worker_cpu() -> float:
+    times = os.times()
+    return times.user + times.system
+
+
+def sequential(values) -> tuple:
+    """(wall s, CPU s) of the loop."""
     import nflow_compat as nc
-    return _timed(lambda: [nc.simulate(_with(v)) for v in values])[0]
+    wall = _timed(lambda: [nc.simulate(_with(v)) for v in values])[0]
+    return wall, _timed.cpu
 
 
 def plan_runs(values) -> dict:
     import nflow_compat as nc
     sampled = values[::10]
-    times = []
-    for v in sampled:
-        plan = nc.compile_plan(_with(v))
+    plans = [nc.compile_plan(_with(v)) for v in sampled]
+    times, cpu = [], 0.0
+    for plan in plans:
         times.append(_timed(plan.run)[0])
+        cpu += _timed.cpu
     base = nc.compile_plan(Ours.diagram("ode45"))
-    return {"mean_s": statistics.fmean(times), "sampled_values": len(sampled),
+    return {"mean_s": statistics.fmean(times), "mean_cpu_s": cpu / len(plans), "sampled_values": len(sampled),
             "base_min_s": min(_timed(base.run)[0] for _ in range(5))}
 
 
@@ -116,8 +128,12 @@ def sweeps(values, workers: int) -> dict:
     assert (frame["status"] == "ok").all(), frame["error"].dropna().unique()
     with local_client(workers) as client:
         nc.sweep(spec(values[:2 * workers]), client)          # worker imports and caches, untimed
+        before = sum(client.run(_worker_cpu).values())
         warm, again = _timed(lambda: nc.sweep(spec(values), client))
-    return {"cold_s": cold, "warm_s": warm, "identical": bool(frame.equals(again))}
+        workers_cpu, client_cpu = sum(client.run(_worker_cpu).values()) - before, _timed.cpu
+    # CPU seconds do not depend on what else the machine runs (wall seconds do)
+    return {"cold_s": cold, "warm_s": warm, "identical": bool(frame.equals(again)),
+            "warm_workers_cpu_s": workers_cpu, "warm_client_cpu_s": client_cpu}
 
 
 def parser() -> argparse.ArgumentParser:
@@ -135,7 +151,7 @@ def main(argv=None) -> int:
     values = np.linspace(1.0, 9.0, args.sweep_runs).tolist()
     load_start = _loadavg()
     sequential(values[:2])                                    # handler imports, untimed
-    seq = sequential(values)
+    seq, seq_cpu = sequential(values)
     swept = sweeps(values, workers)
     plan = plan_runs(values)
     worker_side = in_process(values)
@@ -145,7 +161,15 @@ def main(argv=None) -> int:
         "ratio_cold": seq / swept["cold_s"], "ratio_warm": seq / swept["warm_s"],
         "overhead_literal_ms": 1e3 * (swept["warm_s"] / n - one_run),
         "overhead_per_worker_ms": 1e3 * (swept["warm_s"] * workers / n - one_run),
+        "cpu_per_run_ms": {"sequential": 1e3 * seq_cpu / n, "sweep_workers": 1e3 * swept["warm_workers_cpu_s"] / n,
+                           "sweep_client_and_scheduler": 1e3 * swept["warm_client_cpu_s"] / n,
+                           "plan_run": 1e3 * plan["mean_cpu_s"]},
     }
+    cpu = figures["cpu_per_run_ms"]
+    figures["overhead_cpu_ms"] = cpu["sweep_workers"] + cpu["sweep_client_and_scheduler"] - cpu["plan_run"]
+    # what the ratio would be with the workers' and the client's CPU time each on a core of its own
+    figures["ratio_cpu_bound"] = cpu["sequential"] / max(cpu["sweep_workers"] / workers,
+                                                         cpu["sweep_client_and_scheduler"])
     targets = {"ratio": {"target": TARGET_RATIO, "cold": figures["ratio_cold"] >= TARGET_RATIO,
                          "warm": figures["ratio_warm"] >= TARGET_RATIO},
                "overhead_ms": {"target": TARGET_OVERHEAD_MS,
@@ -162,6 +186,10 @@ def main(argv=None) -> int:
     print(f"  per-run overhead: sweep/runs - plan run = {figures['overhead_literal_ms']:+.1f} ms; per worker "
           f"(sweep*{workers}/runs - plan run) = {figures['overhead_per_worker_ms']:+.1f} ms "
           f"(target < {TARGET_OVERHEAD_MS:g})")
+    print(f"  CPU per run: sequential {cpu['sequential']:.1f} ms; sweep workers {cpu['sweep_workers']:.1f} ms + client/"
+          f"scheduler {cpu['sweep_client_and_scheduler']:.1f} ms; plan run {cpu['plan_run']:.1f} ms -> sweep CPU "
+          f"overhead {figures['overhead_cpu_ms']:+.1f} ms/run; CPU-bound ratio on {workers} free cores "
+          f"x{figures['ratio_cpu_bound']:.2f}")
     print(f"  in a worker, per run: {worker_side['overhead_ms']:.2f} ms beyond plan.run() (re-bind "
           f"{worker_side['rebind_ms']:.3f} ms, plan build {worker_side['plan_build_ms']:.2f} ms; a full "
           f"re-validation would add {worker_side['full_validate_ms']:.2f} ms)")
@@ -169,7 +197,7 @@ def main(argv=None) -> int:
     if not args.no_write:
         RESULTS.mkdir(parents=True, exist_ok=True)
         doc = {"benchmark": "sweep", "environment": environment(), "timestamp": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-               "runs": n, "workers": workers, "sequential_s": seq, "sweep": swept, "plan_run": plan,
+               "runs": n, "workers": workers, "sequential_s": seq, "sequential_cpu_s": seq_cpu, "sweep": swept, "plan_run": plan,
                "worker_side": worker_side, "figures": figures, "targets": targets,
                "load_average": {"start": load_start, "end": load_end}}
         (RESULTS / "sweep.json").write_text(json.dumps(doc, indent=2) + "\n")

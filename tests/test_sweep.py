@@ -16,6 +16,7 @@ import re
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -112,8 +113,14 @@ def test_a_killed_worker_loses_no_run(client):
             os.kill(victim, signal.SIGKILL)
             killed.append(done)
 
+    scheduler = client.cluster.scheduler                # in this process: its transitions can be read
+    started = time.time()
     frame = nc.sweep(mass_spec(values), client, batch_size=1, progress=progress)
     assert killed and killed[0] < len(values)
+    # (key, start, finish, recommendations, stimulus id, timestamp)
+    retried = [t for t in scheduler.transition_log if t[5] >= started and t[1:3] == ("processing", "released")
+               and str(t[4]).startswith("handle-worker-cleanup")]
+    assert retried                                      # the dead worker had batches: they ran again elsewhere
     assert not frame["run"].duplicated().any()
     check_against(frame, sequential(values))
     client.wait_for_workers(2, timeout=60)          # the nanny restarted it, as a new process

@@ -136,7 +136,6 @@ def test_addresses_resolve_to_pointers_and_block_targets():
     assert [(p.pointer, p.block) for p in loaded.parameters] == [
         ("/blocks/1/params/Gain", (1, "Gain")), ("/variables/k", None),
         ("/blocks/0/params/Amplitude", (0, "Amplitude")), ("/duration", None)]
-    assert not loaded.rebinds
     assert d["blocks"][1]["params"] == []  # the caller's diagram is not touched
 
 
@@ -263,7 +262,7 @@ def _simulated(d, name):
 def test_a_batch_gives_what_simulate_gives(parameters):
     loaded = spec.load({"diagram": gains(), "parameters": parameters, "combine": "zip",
                         "outputs": {"y": ["final", "max", "mean", "first_falling(0)", "trace"]}})
-    assert loaded.rebinds == ("g.Gain" in parameters)
+    assert all(p.block is not None for p in loaded.parameters) == ("g.Gain" in parameters)   # the path taken
     done = worker.run_batch(_batch(loaded))
     assert [run for run, _, _ in done] == [0, 1]
     for (run, row, traces), values in zip(done, loaded.runs):
@@ -341,3 +340,8 @@ def test_store_writes_batches_resumes_and_refuses_another_sweep(tmp_path):
         with pytest.raises(nc.DiagramError) as info:
             store.Store(other, tmp_path / taken)
         assert info.value.code == "output_exists"
+    (tmp_path / "fresh.traces").mkdir()                      # someone else's files where traces would go
+    (tmp_path / "fresh.traces" / "part-0000000-0000001.parquet").write_text("x")
+    with pytest.raises(nc.DiagramError) as info:
+        store.Store(loaded, tmp_path / "fresh.parquet")
+    assert info.value.code == "output_exists" and "fresh.traces" in info.value.message

@@ -131,12 +131,6 @@ class Spec:
     structure: str             # of the diagram and where the values go (workers cache by it)
 
     @property
-    def rebinds(self) -> bool:
-        """Whether every parameter is a block's (the worker re-binds them into one
-        validated diagram) rather than something a full parse must see again."""
-        return all(p.block is not None for p in self.parameters)
-
-    @property
     def traces(self) -> tuple:
         return tuple(o.variable for o in self.outputs if o.trace)
 
@@ -302,7 +296,8 @@ def _outputs(doc, diagram: Diagram) -> tuple:
 def load(spec, *, limits: Limits | None = None, base_dir=None) -> Spec:
     """Check and expand ``spec``: a dict, or the path of a JSON file holding one (a
     diagram path in it is relative to that file). ``base_dir``: the directory file
-    blocks may use; default the diagram file's directory, none for an inline diagram."""
+    blocks may use; default the diagram file's directory, else the spec file's, else none
+    (no file access, as for ``simulate``)."""
     limits = limits or Limits()
     spec_dir = None
     if isinstance(spec, (str, os.PathLike)):
@@ -324,8 +319,8 @@ def load(spec, *, limits: Limits | None = None, base_dir=None) -> Spec:
         diagram = api.validate(raw, limits=limits)
     except NFlowError as err:
         raise _located(err, None if file else "/diagram", file) from None
-    if base_dir is None and file is not None:
-        base_dir = str(file.resolve().parent)
+    if base_dir is None and (file or spec_dir) is not None:
+        base_dir = str(file.resolve().parent if file is not None else spec_dir)
     parameters = []
     for position, (name, entry) in enumerate(spec["parameters"].items()):
         where = pointer("parameters", name)

@@ -95,9 +95,11 @@ class Store:
             if found.get("fingerprint") != self.spec.fingerprint:
                 raise DiagramError("output_mismatch", f"{out} holds the results of another sweep (a different "
                                    "diagram, parameter values or outputs); choose another output or remove it")
-        elif out.is_dir() and any(out.iterdir()):
-            raise DiagramError("output_exists", f"{out} is a directory that is not a sweep's results; choose "
-                               "another output or remove it")
+        else:
+            for taken in (out, self.traces_dir):
+                if taken is not None and taken.is_dir() and any(taken.iterdir()):
+                    raise DiagramError("output_exists", f"{taken} is a directory that is not a sweep's results; "
+                                       "choose another output or remove it")
         out.mkdir(parents=True, exist_ok=True)
         _write_atomic(out / MANIFEST, lambda tmp: tmp.write_bytes(orjson.dumps(manifest)))
         parts = sorted(out.glob("part-*.parquet"))
