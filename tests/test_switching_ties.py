@@ -5,6 +5,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import nflow_compat as nc
 from tests.util import blk, diagram, pin, wire
@@ -64,6 +66,32 @@ def test_diodes_switch_at_their_closed_form_instants(solver):
     got = [(e["t"], e["block"], e["from"], e["to"]) for e in res["events"] if e["kind"] == "mode"]
     assert [g[1:] for g in got] == [w[1:] for w in want]
     assert max(abs(g[0] - w[0]) for g, w in zip(got, want)) < 1e-9
+
+
+@settings(max_examples=12, deadline=None)
+@given(Ron=st.floats(0.0, 1.0), Goff=st.floats(0.0, 1.0), Vknee=st.floats(0.0, 5.0), amplitude=st.floats(1.0, 20.0),
+       q=st.floats(0.05, 0.9), turns_on_first=st.booleans(), solver=st.sampled_from(["ode45", "dae"]))
+def test_a_diode_branch_switches_exactly_where_its_source_crosses_the_knee(Ron, Goff, Vknee, amplitude, q,
+                                                                         turns_on_first, solver):
+    # u = A sin(2 pi t) + B -> IdealDiode -> R to ground. The diode is off while
+    # u/(1 + R Goff) < Vknee, i.e. u < U = Vknee (1 + R Goff): with B = U - q A it switches
+    # where sin(2 pi t) = q, once each way within the first period (off -> on at asin(q)/(2 pi)
+    # and back at 1/2 - that for q > 0; on -> off at 1/2 + asin|q|/(2 pi) and back at
+    # 1 - asin|q|/(2 pi) for q < 0), whatever the roundoff at the switching instants.
+    q = q if turns_on_first else -q
+    offset = Vknee * (1 + R * Goff) - q * amplitude
+    blocks = [blk("G", "Ground"), blk("sine", "SineVoltage", Amplitude=amplitude, Frequency=1, Phase=0),
+              blk("offset", "ConstantVoltage", V=offset), blk("D", "IdealDiode", Ron=Ron, Goff=Goff, Vknee=Vknee),
+              blk("R", "Resistor", R=R)]
+    conns = [pin("offset", "n", "G", "p"), pin("sine", "n", "offset", "p"), pin("sine", "p", "D", "p"),
+             pin("D", "n", "R", "p"), pin("R", "n", "G", "p")]
+    res = nc.simulate(diagram(blocks, conns, dt=0.01, duration=1.0, solver=solver))
+    crossing = math.asin(abs(q)) / (2 * math.pi)
+    want = ([(crossing, "off", "on"), (0.5 - crossing, "on", "off")] if q > 0 else
+            [(0.5 + crossing, "on", "off"), (1 - crossing, "off", "on")])
+    got = [(e["t"], e["from"], e["to"]) for e in res["events"] if e["kind"] == "mode"]
+    assert [g[1:] for g in got] == [w[1:] for w in want]
+    assert max(abs(g[0] - w[0]) for g, w in zip(got, want)) < 1e-8
 
 
 @pytest.mark.parametrize("solver", ["ode45", "dae"])
