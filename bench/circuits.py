@@ -54,6 +54,7 @@ from scipy.integrate import solve_ivp
 import nflow_compat as nc
 
 from .causal_chain import environment
+from .stick_slip import _loadavg
 
 RTOL, ATOL = 1e-6, 1e-8
 TARGET = 2.0
@@ -386,13 +387,18 @@ def main(argv=None) -> int:
     args = argv if isinstance(argv, argparse.Namespace) else parser().parse_args(argv)
     log = (lambda s: None) if args.quiet else (lambda s: print(s, file=sys.stderr, flush=True))
     models = args.model or list(MODELS)
+    load_start = _loadavg()
     results = {m: bench_model(m, args.circuit_repeats, log) for m in models}
     print_report(results)
     doc = {"benchmark": "circuits", "environment": environment(), "timestamp": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
            "method": {"rtol": RTOL, "atol": ATOL, "repeats": args.circuit_repeats, "statistic": "min",
                       "interleaved": True, "target_vs_hand": TARGET, "tolerance_of_range": TOL,
                       "tolerance_switch_s": TOL_T},
-           "results": results}
+           "results": results,
+           "load_average": {"start": load_start, "end": _loadavg(), "note": "1/5/15-min load averages; timings are "
+                            "wall-clock minima, so other processes on the machine inflate them"}}
+    print(f"load average at start {load_start}, at end {doc['load_average']['end']} "
+          f"({doc['environment']['cpu_count']} CPUs)")
     if args.profile:
         doc["profile"] = {}
         for m in models:
