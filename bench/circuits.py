@@ -43,6 +43,7 @@ import gc
 import io
 import json
 import math
+import os
 import pstats
 import sys
 import time
@@ -393,7 +394,10 @@ def main(argv=None) -> int:
     doc = {"benchmark": "circuits", "environment": environment(), "timestamp": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
            "method": {"rtol": RTOL, "atol": ATOL, "repeats": args.circuit_repeats, "statistic": "min",
                       "interleaved": True, "target_vs_hand": TARGET, "tolerance_of_range": TOL,
-                      "tolerance_switch_s": TOL_T},
+                      "tolerance_switch_s": TOL_T,
+                      # multi-threaded BLAS makes ours' small matrix-vector products several
+                      # times slower on a busy machine (the hand-written ladder uses none)
+                      "OPENBLAS_NUM_THREADS": os.environ.get("OPENBLAS_NUM_THREADS")},
            "results": results,
            "load_average": {"start": load_start, "end": _loadavg(), "note": "1/5/15-min load averages; timings are "
                             "wall-clock minima, so other processes on the machine inflate them"}}
