@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from scipy.integrate import solve_ivp
+from scipy.linalg import expm
 
 import nflow_compat as nc
 from nflow_compat.cli import main
@@ -29,6 +30,7 @@ from nflow_compat.cli import main
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 ALL = sorted(p.parent.name for p in EXAMPLES.glob("*/diagram.json"))
 MECHANICAL = ["end_stops_and_motion_sources", "clutch_backlash_and_rotational_sources", "locking_clutch_momentum"]
+DOCUMENTED = MECHANICAL + ["dc_motor"]
 SOLVERS = ("dae", "ode45")
 EVENT_TOL = 1e-6
 
@@ -65,7 +67,7 @@ def events(result: dict, block: str, kinds=("mode", "stop", "contact")):
 # ----------------------------------------------------------------------------- every example
 
 def test_the_examples_folder_holds_the_expected_examples():
-    assert set(MECHANICAL) | {"quickstart"} <= set(ALL)
+    assert set(DOCUMENTED) | {"quickstart"} <= set(ALL)
 
 
 @pytest.mark.parametrize("name", ALL)
@@ -81,7 +83,7 @@ def test_every_example_runs_through_the_cli(name, tmp_path):
         assert np.all(np.isfinite(np.asarray(rows, dtype=float)))
 
 
-@pytest.mark.parametrize("name", MECHANICAL)
+@pytest.mark.parametrize("name", DOCUMENTED)
 def test_example_folder_is_documented_and_pretty_printed(name):
     folder = EXAMPLES / name
     text = (folder / "diagram.json").read_text()
@@ -280,3 +282,31 @@ def test_locking_clutch_conserves_momentum(solver):
     w2 = np.where(t < 0.2, W2, np.where(t < T_LOCK, W2 + 500 / J2 * slip, W_COMMON))
     assert np.allclose(w["w1"], w1, rtol=0, atol=1e-9)
     assert np.allclose(w["w2"], w2, rtol=0, atol=1e-9)
+
+
+# ----------------------------------------------------------------------------- DC motor
+
+def dc_motor_closed_form(t):
+    """Armature current and speed of examples/dc_motor: x = (i, w), x' = A x + b after the
+    12 V switch-on at 0.1 s (L i' = V - R i - k w, J w' = k i - d w), x = 0 before it, so
+    x(t) = A^-1 (expm(A (t - 0.1)) - I) b."""
+    V, R, L, k, J, d = 12.0, 1.0, 0.01, 0.1, 0.02, 0.005
+    A = np.array([[-R / L, -k / L], [k / J, -d / J]])
+    b = np.array([V / L, 0.0])
+    x = np.array([np.linalg.solve(A, (expm(A * (tk - 0.1)) - np.eye(2)) @ b) if tk >= 0.1 else np.zeros(2)
+                  for tk in t])
+    return x[:, 0], x[:, 1]
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_dc_motor_matches_the_matrix_exponential(solver):
+    t, w = traces(simulate("dc_motor", solver))
+    current, speed = dc_motor_closed_form(t)
+    # relTol 1e-8: measured 2e-7 A and 1.7e-6 rad/s (of 80) at most
+    assert np.allclose(w["i"], current, rtol=0, atol=1e-6)
+    assert np.allclose(w["w"], speed, rtol=0, atol=1e-5)
+    # the README's figures: inrush peak, and the steady state k V/(k^2 + R d) = 80 rad/s, 4 A
+    peak = int(np.argmax(w["i"]))
+    assert abs(t[peak] - 0.1535) <= 0.005 and abs(w["i"][peak] - 11.742) < 0.01
+    assert abs(w["w"][-1] - 79.056) < 1e-3 and abs(w["i"][-1] - 4.095) < 1e-3
+    assert abs(dc_motor_closed_form([1e3])[1][0] - 0.1 * 12 / (0.1 ** 2 + 1 * 0.005)) < 1e-9

@@ -1,4 +1,5 @@
-"""The MSL reference examples built as nflow diagrams (fixtures/msl/*.json) run through
+"""The MSL reference examples built as nflow diagrams (fixtures/msl/*.json: friction, and the
+electrical, thermal and translational examples of the multi-domain libraries) run through
 the public API under 'dae' and 'ode45' and stay inside MSL's regression tube
 (±0.002·StopTime in time, ±0.002·range in value), with every mode change at the
 reference's event time within the time band."""
@@ -39,11 +40,12 @@ def test_mode_changes_happen_at_the_reference_event_times(run):
     fixture, result = run
     band = 0.002 * float(fixture["diagram"]["duration"])
     got = [(e["t"], e["block"], e["from"], e["to"]) for e in result["events"] if e["kind"] == "mode"]
-    want = [tuple(e) for e in fixture["events"]]
+    want = [tuple(e) for e in fixture.get("events", ())]   # a model without switching has none
     assert [g[1:] for g in got] == [w[1:] for w in want]
-    worst = max(abs(g[0] - w[0]) for g, w in zip(got, want))
-    assert worst <= band
-    assert worst < 5e-5      # measured ~1e-5 at most; the band allows far more
+    if want:
+        worst = max(abs(g[0] - w[0]) for g, w in zip(got, want))
+        assert worst <= band
+        assert worst < 5e-5      # measured ~1e-5 at most (clutches), 4e-13 (diodes); the band allows far more
 
 
 def test_stops_are_reported_and_never_exceeded(run):

@@ -94,9 +94,9 @@ class Element:
 
     ``pins``: pin names (domains come from the manifest); ``inputs``: signal input names, in
     the manifest's order; ``unknowns``: extra unknowns of the element; ``switching``: the
-    element has a Boolean mode (``is_on``, ``relation``); ``outputs``: sensor output port ->
-    ``(kind, args)`` read by :meth:`DaeIsland.probe`. ``ground`` marks the reference
-    element."""
+    element has a Boolean mode (``relation``, ``on_when_positive``); ``outputs``: sensor
+    output port -> ``(kind, args)`` read by :meth:`DaeIsland.probe`. ``ground`` marks the
+    reference element."""
 
     type_name: ClassVar[str] = ""
     pins: ClassVar[tuple] = ()
@@ -106,6 +106,7 @@ class Element:
     switching: ClassVar[bool] = False
     ground: ClassVar[bool] = False
     mode_names: ClassVar[tuple] = ("off", "on")
+    on_when_positive: ClassVar[bool] = True
 
     def __init__(self, name: str, params: dict):
         self.name = name
@@ -142,12 +143,14 @@ class Element:
             return {"value": self.param(self.value_param)}
         return {"function": type(self).shape(self)}
 
-    # switching elements: the relation's value from the local unknowns/inputs, and the mode
+    # switching elements: the relation ``relation(z, u) > 0`` (the engine's event-function
+    # form, so an event is exactly a change of the mode) decides the mode: on while it holds
+    # when ``on_when_positive``, else on while it does not
     def relation(self, z_local, u_local) -> float:
         raise NotImplementedError
 
     def is_on(self, value: float) -> bool:
-        raise NotImplementedError
+        return bool(value > 0.0) == self.on_when_positive
 
 
 @dataclass
@@ -711,7 +714,8 @@ class DaeIsland:
         return np.array(self._relations(t, z, self.inputs), dtype=float)
 
     def relation_values(self, t, x):
-        return np.array([1.0 if on else 0.0 for on in self.modes])
+        return np.array([1.0 if on == sw.element.on_when_positive else 0.0
+                         for sw, on in zip(self._switches, self.modes)])
 
     def _iterate_modes(self, t, x):
         w1 = np.asarray(x, dtype=float)

@@ -346,8 +346,9 @@ class Idle(Element):
 
 class _IdealSemiconductor(Element):
     """MSL's curve parameter form: ``v = s*(1 if off else Ron) + Vknee``,
-    ``i = s*(Goff if off else 1) + Goff*Vknee``; the mode is a state event."""
-    pins, unknowns, switching = _ONE_PORT, ("i", "s"), True
+    ``i = s*(Goff if off else 1) + Goff*Vknee``; the mode is a state event on MSL's
+    relation ``off = s < 0`` (so a tie ``s = 0`` is on)."""
+    pins, unknowns, switching, on_when_positive = _ONE_PORT, ("i", "s"), True, False
 
     def law(self):
         raise NotImplementedError
@@ -371,10 +372,7 @@ class _IdealSemiconductor(Element):
         s.watch([sv])
 
     def relation(self, z, u):
-        return z[0]
-
-    def is_on(self, value):
-        return not value < 0.0       # MSL: off = s < 0, a tie is on
+        return -z[0]                 # -s > 0: off
 
 
 @element
@@ -394,7 +392,7 @@ SWITCH_RON, SWITCH_GOFF = 1e-5, 1e-5
 @element
 class IdealSwitch(_IdealSemiconductor):
     """Closed while ``control > 0.5`` (nflow), else open; MSL's ideal switch law."""
-    type_name, inputs = "IdealSwitch", ("control",)
+    type_name, inputs, on_when_positive = "IdealSwitch", ("control",), True
 
     def law(self):
         return SWITCH_RON, SWITCH_GOFF, 0.0
@@ -404,9 +402,6 @@ class IdealSwitch(_IdealSemiconductor):
 
     def relation(self, z, u):
         return u[0] - 0.5
-
-    def is_on(self, value):
-        return value > 0.0
 
 
 # ----------------------------------------------------------------------------- semiconductors
