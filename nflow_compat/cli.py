@@ -24,6 +24,7 @@ from .errors import DiagramError, NFlowError, SimulationError
 
 EXIT_OK, EXIT_SIMULATION, EXIT_DIAGRAM, EXIT_INTERRUPTED = 0, 1, 2, 130
 PROGRESS_DELAY = 1.0      # seconds a run lasts before its progress bar appears
+MAX_SECONDS = 600.0       # the CLI's wall-clock limit of a run (Limits.max_seconds; off in the API)
 
 
 # ----------------------------------------------------------------------------- progress bar
@@ -268,7 +269,8 @@ def _parse(argv):
     parser = _parser()
     args = parser.parse_args(argv)
     try:
-        args.limits = Limits(**dict((args.limit or []) + (getattr(args, "command_limit", None) or [])))
+        args.limits = Limits(**dict([("max_seconds", MAX_SECONDS)] + (args.limit or [])
+                                    + (getattr(args, "command_limit", None) or [])))
     except ValueError as exc:
         parser.error(str(exc))
     return args

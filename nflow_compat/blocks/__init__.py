@@ -32,6 +32,7 @@ class Phases:
     part: object = None             # a continuous part integrated by the solvers (physical island)
     next_time_event: Callable[[float], float] | None = None  # first input jump after t (inf if none)
     feedthrough: object = None      # overrides the handler's feedthrough for this instance (e.g. under a solver)
+    recorded: int = 0               # numbers a recorder keeps over a run (Limits.max_recorded_values)
 
 
 class ComplexSupport(NamedTuple):
