@@ -20,7 +20,7 @@ import orjson
 
 from . import api
 from .diagram import Limits
-from .errors import DiagramError, NFlowError, SimulationError
+from .errors import DiagramError, NFlowError, SimulationError, out_of_memory
 
 EXIT_OK, EXIT_SIMULATION, EXIT_DIAGRAM, EXIT_INTERRUPTED = 0, 1, 2, 130
 PROGRESS_DELAY = 1.0      # seconds a run lasts before its progress bar appears
@@ -85,12 +85,38 @@ def _progress(args):
 
 # ----------------------------------------------------------------------------- helpers
 
-def _write(text: str, out_path: str | None):
-    if out_path:
-        with open(out_path, "w", encoding="utf-8") as fh:
-            fh.write(text + "\n")
-    else:
-        sys.stdout.write(text + "\n")
+def _write(text: str):
+    sys.stdout.write(text + "\n")
+
+
+class _Output:
+    """Where ``run`` writes its result, in pieces (``api.simulate_to``): the ``-o`` file,
+    opened at the first write (a run that fails creates none) and removed when the
+    writing fails part way, or stdout (where a failure part way leaves the pieces written,
+    then a line break and the error line)."""
+
+    def __init__(self, path: str | None):
+        self.path, self.stream, self.started = path, None, False
+
+    def write(self, data: bytes) -> None:
+        if self.stream is None:
+            if self.path:
+                self.stream = open(self.path, "wb")
+            else:
+                sys.stdout.flush()
+                self.stream = sys.stdout.buffer
+        self.started = True
+        self.stream.write(data)
+
+    def close(self, complete: bool) -> None:
+        if self.path and self.stream is not None:
+            self.stream.close()
+            if not complete:
+                os.unlink(self.path)
+        elif self.stream is not None:
+            if not complete:
+                self.stream.write(b"\n")
+            self.stream.flush()
 
 
 def _fail(err: NFlowError) -> int:
@@ -140,9 +166,14 @@ def _run_with_progress(args, call):
 def _simulate(args) -> int:
     limits = args.limits
     text = _read(args.file, limits.max_input_bytes)
-    result = _run_with_progress(args, lambda bar: api.simulate_json(
-        text, allow_nan=args.allow_nan, limits=limits, base_dir=_base_dir(args), progress=bar))
-    _write(result, args.output)
+    out, complete = _Output(args.output), False
+    try:
+        _run_with_progress(args, lambda bar: api.simulate_to(
+            out, text, allow_nan=args.allow_nan, limits=limits, base_dir=_base_dir(args), progress=bar))
+        out.write(b"\n")
+        complete = True
+    finally:
+        out.close(complete)
     return EXIT_OK
 
 
@@ -150,7 +181,7 @@ def _validate(args) -> int:
     limits = args.limits
     diagram = api.validate(api.load_json(_read(args.file, limits.max_input_bytes), limits=limits), limits=limits)
     _write(orjson.dumps({"status": "ok", "blocks": len(diagram.blocks), "connections":
-                         len(diagram.wires) + len(diagram.links), "samples": diagram.n_samples}).decode(), None)
+                         len(diagram.wires) + len(diagram.links), "samples": diagram.n_samples}).decode())
     return EXIT_OK
 
 
@@ -160,7 +191,7 @@ def _schema(args) -> int:
         doc = schema.diagram_schema()
     else:
         doc = schema.params_schema_for(args.type)
-    _write(orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode(), None)
+    _write(orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode())
     return EXIT_OK
 
 
@@ -168,7 +199,7 @@ def _blocks(args) -> int:
     from .blocks import supported_types
     rows = supported_types()
     if args.json:
-        _write(orjson.dumps(rows, option=orjson.OPT_INDENT_2).decode(), None)
+        _write(orjson.dumps(rows, option=orjson.OPT_INDENT_2).decode())
     else:
         for row in rows:
             sys.stdout.write(f"{row['type']:32s} {row['library']:22s} {row['label']}\n")
@@ -183,7 +214,7 @@ def _plot(args) -> int:
         doc = _run_with_progress(args, lambda bar: api.simulate(doc, limits=limits, base_dir=_base_dir(args),
                                                                  progress=bar))
     info = plot.render(doc, args.output, title=args.title, dpi=args.dpi)
-    _write(orjson.dumps({"status": "ok", "output": args.output, **info}).decode(), None)
+    _write(orjson.dumps({"status": "ok", "output": args.output, **info}).decode())
     return EXIT_OK
 
 
@@ -285,5 +316,8 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         sys.stderr.write("nflow-sim: interrupted\n")
         return EXIT_INTERRUPTED
+    except MemoryError:
+        pass    # answered below, once what the failed work held is released
     except Exception as exc:  # a bug of ours: still a clean, typed answer
         return _fail(SimulationError("internal_error", f"internal error: {type(exc).__name__}: {exc}"))
+    return _fail(out_of_memory(f"running nflow-sim {args.command or ''}".rstrip()))

@@ -1,7 +1,13 @@
 """Issue 10 items 1-2: unbounded work (iterations, algebraic-loop sweeps, the wall clock)
 and memory (what recorders keep, out-of-memory as a typed error). Every hostile case here
 ran for hours (or crashed) before; each must now answer with a typed error quickly."""
+import os
+import resource
+import subprocess
+import sys
+
 import numpy as np
+import orjson
 import pytest
 
 import nflow_compat as nc
@@ -145,3 +151,64 @@ def test_max_seconds_is_off_in_the_api_and_on_in_the_cli():
     assert cli._parse(["run", "d.json", "--limit", "max_seconds=2.5"]).limits.max_seconds == 2.5
     with pytest.raises(ValueError):
         nc.Limits(max_seconds=0)
+
+
+# ----------------------------------------------------------------------------- memory
+
+def _wide(samples, width=1_000_000):
+    """The issue's case: a ``width``-wide constant (a 4 MB diagram for 1e6) recorded."""
+    return diagram([blk("c", "constant", Value="v"), record()], [wire("c", "w")], dt=1.0, duration=samples - 1.0,
+                   variables={"v": [0.5] * width})
+
+
+def test_recorded_values_are_bounded_before_the_run():
+    # 400 samples x 1e6 elements: inside max_element_steps (4e8), 4e8 values recorded (3.2 GB)
+    err, took = answer(lambda: nc.simulate(_wide(400)))
+    assert isinstance(err, nc.SimulationError) and err.code == "too_many_recorded_values" and took < 2 * FAST
+    assert err.block == "w" and "4e+08" in err.message
+
+
+def test_recorded_values_are_counted_exactly():
+    # toWorkspace of 3 elements, Decimation 2 over 11 samples: 6 rows x (3 + 1 for the time) = 24;
+    # a scope of ports 3 + 1 wide, every sample: 11 x (4 + 1) = 55; 79 in all
+    d = diagram([blk("c", "constant", Value=[1, 2, 3]), blk("k", "constant", Value=4),
+                 blk("w", "toWorkspace", VariableName="y", SaveFormat="Array", Decimation=2),
+                 blk("sc", "scope", inputs=2)],
+                [wire("c", "w"), wire("c", "sc", 0, 0), wire("k", "sc", 0, 1)], duration=1.0)
+    result = nc.simulate(d, limits=nc.Limits(max_recorded_values=79))
+    assert len(result["workspace"]["y"]) == 6 and len(result["scopes"]["sc"]["values"]) == 11
+    err, _ = answer(lambda: nc.simulate(d, limits=nc.Limits(max_recorded_values=78)))
+    assert err.code == "too_many_recorded_values" and err.block == "sc"
+    # MaxDataPoints keeps 2 rows of the toWorkspace: 8 + 55
+    windowed = dict(d, blocks=[dict(b, params=dict(b["params"], MaxDataPoints=2)) if b["id"] == "w" else b
+                               for b in d["blocks"]])
+    assert nc.simulate(windowed, limits=nc.Limits(max_recorded_values=63))["workspace"]["y"] == [[1, 2, 3]] * 2
+
+
+def _capped_run(tmp_path, d, megabytes, *args):
+    """``nflow-sim run`` of ``d`` in a process whose address space is capped."""
+    path = tmp_path / "d.json"
+    path.write_bytes(orjson.dumps(d))
+    cap = megabytes * 2**20
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+    return subprocess.run([sys.executable, "-m", "nflow_compat", "run", str(path), "-o", os.devnull, *args],
+                          preexec_fn=limit, capture_output=True, timeout=60)
+
+
+def test_out_of_memory_is_a_typed_error(tmp_path):
+    # the issue's 500 x 1e6 case with both limits raised: 4 GB of recordings under a 600 MB cap
+    done = _capped_run(tmp_path, _wide(500), 600, "--limit", "max_recorded_values=1e9",
+                       "--limit", "max_element_steps=1e9")
+    assert done.returncode == cli.EXIT_SIMULATION, done.stderr[-500:]
+    assert orjson.loads(done.stdout)["error"]["code"] == "out_of_memory"
+
+
+def test_writing_a_large_result_under_a_memory_cap_never_crashes(tmp_path):
+    # 96 MB recorded, 48 MB of JSON: under 450 MB the whole text beside the data crashed
+    # orjson (SIGSEGV); written in pieces it fits, and where it would not, the answer is typed
+    done = _capped_run(tmp_path, _wide(12), 450)
+    assert done.returncode in (cli.EXIT_OK, cli.EXIT_SIMULATION), (done.returncode, done.stderr[-500:])
+    if done.returncode:
+        assert orjson.loads(done.stdout)["error"]["code"] == "out_of_memory"

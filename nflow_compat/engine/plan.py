@@ -164,7 +164,7 @@ class Plan:
 
     def _result(self, steps: int, wall: float) -> dict:
         dt = self.diagram.sample_time
-        out = {"status": "ok", "time": [k * dt for k in range(steps)], "workspace": {}, "scopes": {},
+        out = {"status": "ok", "time": np.arange(steps) * dt, "workspace": {}, "scopes": {},
                "events": list(self.ctx.events),
                "stats": {"steps": steps, "events": len(self.ctx.events), "solver": self.diagram.solver,
                          "wall_s": round(wall, 6)},
