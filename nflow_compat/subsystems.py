@@ -620,6 +620,14 @@ def compile_structure(plan, feedthrough):
     return _Compiler(plan, feedthrough, index_of).build(structure.groups)
 
 
+def _enclosing(g):
+    """The groups around ``g``, innermost first."""
+    g = g.parent
+    while g is not None:
+        yield g
+        g = g.parent
+
+
 def _walk(groups):
     """Groups in pre-order."""
     stack = list(reversed(groups))
@@ -943,8 +951,13 @@ class _Compiler:
     def _iterated(self, g, calls, outputs, updates, below):
         state, S, ctx = g.state, self.S, self.ctx
         count, cond, is_while = g.count, g.cond_slot, g.kind == "whileIterator"
-        # a while iterator's first pass is counted before the run, the others as they run
+        # a while iterator's first pass is counted before the run, the others as they run;
+        # every pass beyond the first lets the budget look at the clock now and then
         further_pass, spend = (g.pass_work if is_while else 0), self.plan.budget.spend
+        # passes commit state, so they run once per major step, on a committed evaluation
+        # (solver stages see the values of the last one); inside another iterated
+        # subsystem, at each of its passes (the outer one keeps to once a step)
+        once_a_step = not any(h.kind in ITERATED for h in _enclosing(g))
         stamp = -1
 
         def reset():
@@ -952,10 +965,8 @@ class _Compiler:
             state.active, state.iteration, stamp = False, 0.0, -1
 
         def run():
-            # passes commit state, so they run once per major step, on a committed
-            # evaluation; solver stages see the values of the last one
             nonlocal stamp
-            if ctx.side_effect_free or stamp == ctx.k:
+            if ctx.side_effect_free or (once_a_step and stamp == ctx.k):
                 return
             stamp = ctx.k
             if count == 0:
@@ -965,7 +976,7 @@ class _Compiler:
                 return
             state.active = True
             for n in range(1, count + 1):
-                if n > 1 and further_pass:
+                if n > 1:
                     spend(further_pass)
                 state.iteration = float(n)
                 for f in outputs:

@@ -72,6 +72,23 @@ def test_function_call_generator_counts_are_refused_before_the_run():
     assert err.code == "too_many_element_steps" and err.block == "fc/f" and took < FAST
 
 
+@pytest.mark.parametrize("make", [_for, _while])
+def test_an_inner_iterator_runs_at_every_pass_of_the_outer_one(make):
+    # the inner running sum adds 1 + 2 + 3 + 4 = 10 per run; it runs at each of the 3
+    # outer passes (the counts multiply, as they are counted): 30 a step, held across steps
+    d = diagram([_nested(make, 3, 4), record()], [wire("outer", "w")], duration=0.1)
+    assert nc.simulate(d)["workspace"]["y"] == [[30.0], [60.0]]
+
+
+def test_a_function_call_inside_a_for_iterator_is_called_at_every_pass():
+    body, conns = _counter_body()
+    callee = sub("fc", body, conns, ins=(), controlPort="functionCall")
+    loop = _for("f", [blk("gen", "functionCallGenerator", NumberOfIterations=2), callee, port_out()],
+                [wire("gen", "fc"), wire("fc", "out1")], 3)
+    d = diagram([loop, record()], [wire("f", "w")], duration=0.1)
+    assert nc.simulate(d)["workspace"]["y"] == [[6.0], [12.0]]      # 2 calls x 3 passes a step
+
+
 def test_the_passes_are_counted_exactly():
     # per sample: the for body (iteratorNumber, sum, unitDelay: one element each; the output
     # port labelSink: 1) 4 element-steps x 5 passes, plus the recorder's 1: 21; 3 samples: 63
@@ -132,8 +149,11 @@ def test_max_seconds_stops_a_plain_long_run():
     assert isinstance(err, nc.SimulationError) and err.code == "time_limit" and 0.5 <= took < 2.0
 
 
-def test_max_seconds_stops_nested_while_iterators_inside_one_step():
-    d = diagram([_nested(_while, 1e6, 1e6), record()], [wire("outer", "w")], dt=1.0, duration=0.5)
+@pytest.mark.parametrize("make, passes", [(_while, 1e6), (_for, 1e4)])
+def test_max_seconds_stops_nested_iterators_inside_one_step(make, passes):
+    # while: 1e12 passes of the inner body, counted as they run; for: 1e8 passes x 5
+    # element-steps, inside max_element_steps, yet minutes of work in one step
+    d = diagram([_nested(make, passes, passes), record()], [wire("outer", "w")], dt=1.0, duration=0.5)
     err, took = answer(lambda: nc.simulate(d, limits=nc.Limits(max_seconds=0.5)))
     assert err.code == "time_limit" and took < 2.0
 

@@ -51,11 +51,12 @@ def check_work(n_samples: int, step_work: int, limit: int, heaviest=None) -> Non
 
 
 class Budget:
-    """The run-time side: ``start()`` at the start of a run, ``spend(units)`` for work
-    only the run shows, ``check(done)`` between chunks of grid steps (``chunk`` steps,
-    sized so a chunk is about ``CHECK_EVERY`` element-steps), ``tick()`` from a solver's
-    right-hand side. Each raises a typed SimulationError when a limit is passed:
-    ``too_many_element_steps`` or ``time_limit``."""
+    """The run-time side: ``start()`` at the start of a run, ``check(done)`` between
+    chunks of grid steps (``chunk`` steps, sized so a chunk is about ``CHECK_EVERY``
+    element-steps), ``spend(units)`` for work only the run shows and from loops that may
+    run long inside one step (a pass of an iterated subsystem, a solver's right-hand
+    side: ``spend()``, which only looks at the clock every 64 calls). Each raises a typed
+    SimulationError when a limit is passed: ``too_many_element_steps`` or ``time_limit``."""
 
     __slots__ = ("limit", "max_seconds", "n_samples", "known", "chunk", "extra", "done", "next_check",
                  "deadline", "ticks", "clock")
@@ -80,10 +81,11 @@ class Budget:
         self.next_check = CHECK_EVERY
         self.deadline = math.inf if self.max_seconds is None else self.clock() + self.max_seconds
 
-    def spend(self, units: int) -> None:
-        """Work beyond what was counted ahead, done in the step in progress."""
+    def spend(self, units: int = 0) -> None:
+        """Work beyond what was counted ahead, done in the step in progress (0: none)."""
         self.extra += units
-        if self.extra >= self.next_check:
+        self.ticks += 1
+        if self.extra >= self.next_check or not self.ticks & 63:
             self.next_check = self.extra + CHECK_EVERY
             self._check(self.done + 1)      # the step in progress counts as one
 
@@ -91,12 +93,6 @@ class Budget:
         """``done`` grid steps are complete."""
         self.done = done
         self._check(done)
-
-    def tick(self) -> None:
-        """A solver evaluation: the clock is read every 64 of them."""
-        self.ticks += 1
-        if not self.ticks & 63 and self.clock() > self.deadline:
-            self._out_of_time()
 
     def _check(self, steps: int) -> None:
         if self.clock() > self.deadline:

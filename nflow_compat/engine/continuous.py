@@ -92,7 +92,7 @@ class PlanSystem:
                 f()
 
     def derivative(self, t, x):
-        self.plan.budget.tick()      # the wall clock, also inside a long interval between grid points
+        self.plan.budget.spend()     # the wall clock, also inside a long interval between grid points
         self.evaluate(t, x)
         if self.single is not None:
             xdot = self.single.derivative(t, x)
