@@ -33,14 +33,27 @@ def _expression_limits(limits: Limits | None):
         yield
 
 
+_BOMS = {str: "\ufeff", bytes: b"\xef\xbb\xbf", bytearray: b"\xef\xbb\xbf"}
+
+
+def strip_bom(text):
+    """``text`` without a leading UTF-8 byte order mark (which some editors and file
+    writers put before the JSON; orjson refuses it)."""
+    if isinstance(text, memoryview):
+        text = text.tobytes()
+    bom = _BOMS.get(type(text))
+    return text[len(bom):] if bom is not None and text[:len(bom)] == bom else text
+
+
 def load_json(text, *, limits: Limits | None = None) -> object:
-    """Decode diagram JSON; input over ``max_input_bytes`` or nested deeper than
-    ``max_json_depth`` is refused before it is parsed."""
+    """Decode diagram JSON (after a UTF-8 BOM, if any); input over ``max_input_bytes`` or
+    nested deeper than ``max_json_depth`` is refused before it is parsed."""
     lim = limits or Limits()
     size = len(text) if isinstance(text, (str, bytes, bytearray, memoryview)) else None
     if size is not None and size > lim.max_input_bytes:
         raise DiagramError("input_too_large", f"the input has {size} bytes (limit {lim.max_input_bytes})",
                            path="")
+    text = strip_bom(text)
     if size is not None and text_depth(text) > lim.max_json_depth:
         raise _too_deep(lim.max_json_depth)
     try:

@@ -1,4 +1,4 @@
-"""``nflow-sim``: a stdin/stdout pipe by default, plus run/validate/schema/blocks/plot.
+"""``nflow-sim``: a stdin/stdout pipe by default, plus run/validate/schema/blocks/fmu-info/fmu-block/plot.
 
 Exit codes: 0 success, 2 the diagram is wrong, 1 running it failed, 130 interrupted (Ctrl-C).
 On error stdout carries ``{"status": "error", "error": {...}}`` and stderr the message.
@@ -85,6 +85,30 @@ def _progress(args):
 
 # ----------------------------------------------------------------------------- helpers
 
+class OutputError(NFlowError):
+    """The output file (``-o``) cannot be written."""
+
+    kind = "output"
+
+
+def check_output(out_path: str | None) -> None:
+    """Refuse an ``-o`` file that cannot be written before anything runs, so a long run
+    never ends in a write error: its directory must exist and both must be writable."""
+    if not out_path:
+        return
+    target = Path(out_path)
+    folder = target.parent
+    if target.is_dir():
+        problem = "it is a directory"
+    elif not folder.is_dir():
+        problem = f"the directory {str(folder)!r} does not exist"
+    elif not os.access(folder, os.W_OK) or (target.exists() and not os.access(target, os.W_OK)):
+        problem = "permission denied"
+    else:
+        return
+    raise OutputError("unwritable_output", f"cannot write {out_path}: {problem}")
+
+
 def _write(text: str):
     sys.stdout.write(text + "\n")
 
@@ -96,27 +120,33 @@ class _Output:
     then a line break and the error line)."""
 
     def __init__(self, path: str | None):
-        self.path, self.stream, self.started = path, None, False
+        self.path, self.stream = path, None
 
     def write(self, data: bytes) -> None:
         if self.stream is None:
-            if self.path:
-                self.stream = open(self.path, "wb")
-            else:
-                sys.stdout.flush()
-                self.stream = sys.stdout.buffer
-        self.started = True
+            self.stream = self._open()
         self.stream.write(data)
 
+    def _open(self):
+        if not self.path:
+            sys.stdout.flush()
+            return sys.stdout.buffer
+        try:
+            return open(self.path, "wb")
+        except OSError as exc:
+            raise OutputError("unwritable_output", f"cannot write {self.path}: {exc.strerror}") from None
+
     def close(self, complete: bool) -> None:
-        if self.path and self.stream is not None:
+        if self.stream is None:
+            return
+        if self.path:
             self.stream.close()
             if not complete:
                 os.unlink(self.path)
-        elif self.stream is not None:
-            if not complete:
-                self.stream.write(b"\n")
-            self.stream.flush()
+            return
+        if not complete:
+            self.stream.write(b"\n")
+        self.stream.flush()
 
 
 def _fail(err: NFlowError) -> int:
@@ -165,6 +195,7 @@ def _run_with_progress(args, call):
 
 def _simulate(args) -> int:
     limits = args.limits
+    check_output(args.output)
     text = _read(args.file, limits.max_input_bytes)
     out, complete = _Output(args.output), False
     try:
@@ -206,14 +237,36 @@ def _blocks(args) -> int:
     return EXIT_OK
 
 
+def _fmu_info(args) -> int:
+    from .blocks.fmi import describe
+    _write(orjson.dumps(describe(Path(args.file)), option=orjson.OPT_INDENT_2).decode())
+    return EXIT_OK
+
+
+def _fmu_block(args) -> int:
+    from .blocks.fmi import block_entry
+    entry = block_entry(Path(args.file), args.type, args.path)
+    _write(orjson.dumps(entry, option=orjson.OPT_INDENT_2).decode())
+    return EXIT_OK
+
+
 def _plot(args) -> int:
     from . import plot
     limits = args.limits
+    check_output(args.output)
+    plot.check_dpi(args.dpi)
     doc = plot.load_json(_read(args.file, limits.max_input_bytes))
+    diagram = None
     if plot.is_diagram(doc):   # a diagram: run it, then draw what it recorded
-        doc = _run_with_progress(args, lambda bar: api.simulate(doc, limits=limits, base_dir=_base_dir(args),
+        diagram = doc
+        doc = _run_with_progress(args, lambda bar: api.simulate(diagram, limits=limits, base_dir=_base_dir(args),
                                                                  progress=bar))
-    info = plot.render(doc, args.output, title=args.title, dpi=args.dpi)
+    elif args.diagram:         # the diagram a result came from: only to name its columns
+        diagram = api.load_json(_read(args.diagram, limits.max_input_bytes), limits=limits)
+    names = None
+    if diagram is not None:    # compiled (not run) to see what feeds each recorder
+        names = plot.channel_names(api.compile_plan(diagram, limits=limits, base_dir=_base_dir(args)))
+    info = plot.render(doc, args.output, title=args.title, dpi=args.dpi, names=names)
     _write(orjson.dumps({"status": "ok", "output": args.output, **info}).decode())
     return EXIT_OK
 
@@ -284,12 +337,24 @@ def _parser() -> argparse.ArgumentParser:
     blk = sub.add_parser("blocks", help="list the block types that run")
     blk.add_argument("--json", action="store_true")
     blk.set_defaults(func=_blocks)
+    info = sub.add_parser("fmu-info", help="describe an FMU (.fmu or extracted folder): model, FMI version, "
+                          "interfaces, variables (nflow's fmiInfo); needs fmpy (extra 'fmi')")
+    info.add_argument("file")
+    info.set_defaults(func=_fmu_info)
+    entry = sub.add_parser("fmu-block", help="print a library.json block entry for an FMU (nflow's fmuToBlock): "
+                           "ports from its inputs/outputs, params path + its parameters")
+    entry.add_argument("file")
+    entry.add_argument("--type", choices=("fmu", "fmuMe"), help="default: fmu if the FMU co-simulates, else fmuMe")
+    entry.add_argument("--path", help="the path param to write (default: FILE as given)")
+    entry.set_defaults(func=_fmu_block)
     plt = sub.add_parser("plot", help="draw a result (workspace variables and scopes against time, events "
                          "marked) into an image; needs matplotlib (extra 'plot')")
     plt.add_argument("file", help="a result JSON (from run or the pipe; '-' for stdin), or a diagram to run first")
     plt.add_argument("-o", "--output", required=True, help="image file; format from the extension (.png .svg .pdf)")
     plt.add_argument("--title", help="figure title (default: a summary of the result)")
-    plt.add_argument("--dpi", type=int, default=100)
+    plt.add_argument("--dpi", type=int, default=100, help="resolution of a raster image (10 to 1200)")
+    plt.add_argument("--diagram", metavar="FILE", help="the diagram the result came from: names each recorded "
+                     "column after the block feeding it (a diagram given as the input is used by itself)")
     _add_common(plt, simulates=True, top=False)
     plt.set_defaults(func=_plot)
     p.set_defaults(func=_simulate, file=None, output=None)

@@ -1,11 +1,7 @@
-"""EMF / TranslationalEMF: an ideal electromechanical transducer.
-
-nflow's manifests give EMF's electrical pins ``p``/``n`` the mechanical domain, so a
-circuit is written in the force-voltage (impedance) analogy: the relative speed of ``p``
-against ``n`` is the current, a torque (force) is a voltage, an Inertia (Mass) is an
-inductance, a RotDamper (Damper) a resistance and a ConstantTorque a voltage source.
-The closed forms below are those of a DC motor (MSL ``Electrical.Machines``-style
-``L i' = V - R i - k w``, ``J w' = k i``)."""
+"""EMF / TranslationalEMF: an ideal electromechanical transducer between a circuit and a
+shaft (MSL RotationalEMF / TranslationalEMF): ``v_p - v_n = k*w``, the shaft receives
+``k*i``. The electrical pins ``p``/``n`` are real electrical pins; the closed forms below
+are those of a DC motor (``L i' = V - R i - k w``, ``J w' = k i``)."""
 from __future__ import annotations
 
 import math
@@ -29,31 +25,25 @@ def rec(src, name):
         [{"from": src, "to": f"rec_{name}", "fromIndex": 0, "toIndex": 0}]
 
 
-ROT = {"inertia": ("Inertia", "J", "w0"), "damper": "RotDamper", "fixed": "RotFixed",
-       "source": ("ConstantTorque", "tau"), "emf": "EMF", "speed": "RotSpeedSensor"}
-TRANS = {"inertia": ("Mass", "m", "v0"), "damper": "Damper", "fixed": "Fixed",
-         "source": ("ConstantForce", "F"), "emf": "TranslationalEMF", "speed": "SpeedSensor"}
+ROT = {"inertia": ("Inertia", "J", "w0"), "emf": "EMF", "speed": "RotSpeedSensor"}
+TRANS = {"inertia": ("Mass", "m", "v0"), "emf": "TranslationalEMF", "speed": "SpeedSensor"}
 
 
 def motor(lib, *, V, R, L, J, k, i0=0.0, duration=2.0, dt=0.1, solver="ode45"):
-    """Voltage source V, resistance R, inductance L (None: no inductance) in one loop with
-    the EMF; the EMF drives the rotor inertia J. Records current i and rotor speed w."""
-    kind, mass_key, v0_key = lib["inertia"]
-    src, src_key = lib["source"]
-    blocks = [blk("gnd", lib["fixed"]), blk("emf", lib["emf"], k=k),
-              blk("rotor", kind, **{mass_key: J}),
-              blk("si", lib["speed"]), blk("sw", lib["speed"])]
-    conns = [pin("emf", "n", "gnd", "flange"), pin("emf", "flange", "rotor", "flange"),
-             pin("si", "flange", "emf", "p"), pin("sw", "flange", "rotor", "flange")]
-    if V:
-        blocks.append(blk("V", src, **{src_key: V}))
-        conns.append(pin("V", "flange", "emf", "p"))
-    if R:
-        blocks.append(blk("R", lib["damper"], d=R))
-        conns += [pin("R", "a", "gnd", "flange"), pin("R", "b", "emf", "p")]
-    if L is not None:
-        blocks.append(blk("L", kind, **{mass_key: L, v0_key: i0}))
-        conns.append(pin("L", "flange", "emf", "p"))
+    """A series loop: voltage source V, resistor R, inductor L (None: none), a current
+    sensor and the EMF, grounded at the source; the EMF drives the rotor inertia J.
+    Records the loop current i and the rotor speed w."""
+    kind, mass_key, _ = lib["inertia"]
+    blocks = [blk("gnd", "Ground"), blk("emf", lib["emf"], k=k), blk("rotor", kind, **{mass_key: J}),
+              blk("V", "ConstantVoltage", V=V), blk("R", "Resistor", R=R), blk("si", "CurrentSensor"),
+              blk("sw", lib["speed"])]
+    conns = [pin("V", "n", "gnd", "p"), pin("emf", "n", "gnd", "p"), pin("V", "p", "R", "p"),
+             pin("si", "n", "emf", "p"), pin("emf", "flange", "rotor", "flange"), pin("sw", "flange", "rotor", "flange")]
+    if L is None:
+        conns.append(pin("R", "n", "si", "p"))
+    else:
+        blocks.append(blk("L", "Inductor", L=L, i0=i0))
+        conns += [pin("R", "n", "L", "p"), pin("L", "n", "si", "p")]
     for sensor, name in (("si", "i"), ("sw", "w")):
         b, c = rec(sensor, name)
         blocks += b
@@ -100,12 +90,12 @@ def test_the_transducer_is_lossless(L, J, k, i0):
 
 
 def test_a_generator_brakes_its_shaft():
-    # flange spun by an initial speed, p loaded by a resistance R: i = -k w/R... the rotor
-    # loses speed as J w' = k i = -k^2 w / R  =>  w = w0 exp(-k^2 t/(R J)).
-    blocks = [blk("gnd", "RotFixed"), blk("emf", "EMF", k=2.0), blk("rotor", "Inertia", J=4.0, w0=3.0),
-              blk("R", "RotDamper", d=0.5), blk("sw", "RotSpeedSensor")]
-    conns = [pin("emf", "n", "gnd", "flange"), pin("emf", "flange", "rotor", "flange"),
-             pin("R", "a", "gnd", "flange"), pin("R", "b", "emf", "p"), pin("sw", "flange", "rotor", "flange")]
+    # the rotor spun by an initial speed drives a resistor R across p-n: i = -k w/R (the
+    # EMF's current p -> n), so J w' = k i = -k^2 w / R  =>  w = w0 exp(-k^2 t/(R J)).
+    blocks = [blk("gnd", "Ground"), blk("emf", "EMF", k=2.0), blk("rotor", "Inertia", J=4.0, w0=3.0),
+              blk("R", "Resistor", R=0.5), blk("sw", "RotSpeedSensor")]
+    conns = [pin("emf", "n", "gnd", "p"), pin("emf", "flange", "rotor", "flange"),
+             pin("R", "n", "gnd", "p"), pin("R", "p", "emf", "p"), pin("sw", "flange", "rotor", "flange")]
     b, c = rec("sw", "w")
     res = nc.simulate(diagram(blocks + b, conns + c, dt=0.25, duration=2.0, solver="ode45",
                               relTol=1e-9, absTol=1e-12))
@@ -114,10 +104,22 @@ def test_a_generator_brakes_its_shaft():
                                3.0 * np.exp(-4.0 * t / (0.5 * 4.0)), atol=1e-6)
 
 
-def test_an_open_circuit_is_singular():
-    # p connected to nothing but the EMF: its current (speed) is undetermined
-    blocks = [blk("gnd", "RotFixed"), blk("emf", "EMF"), blk("rotor", "Inertia", J=1.0)]
-    conns = [pin("emf", "n", "gnd", "flange"), pin("emf", "flange", "rotor", "flange")]
-    with pytest.raises(nc.NFlowError) as err:
+def test_an_open_circuit_emf_measures_the_back_emf():
+    # nothing but a voltmeter across p-n: no current, the rotor keeps w0 and v = k*w0
+    blocks = [blk("gnd", "Ground"), blk("emf", "EMF", k=1.5), blk("rotor", "Inertia", J=1.0, w0=2.0),
+              blk("vs", "VoltageSensor")]
+    conns = [pin("emf", "n", "gnd", "p"), pin("emf", "flange", "rotor", "flange"),
+             pin("vs", "p", "emf", "p"), pin("vs", "n", "gnd", "p")]
+    b, c = rec("vs", "v")
+    res = nc.simulate(diagram(blocks + b, conns + c, dt=0.5, duration=1.0, solver="ode45"))
+    np.testing.assert_allclose(np.asarray(res["workspace"]["v"])[:, 0], 3.0, rtol=1e-12)
+
+
+def test_an_emf_on_a_massless_shaft_is_an_algebraic_loop():
+    blocks = [blk("gnd", "Ground"), blk("emf", "EMF"), blk("d", "RotDamper", d=1.0), blk("fix", "RotFixed"),
+              blk("V", "ConstantVoltage", V=1.0), blk("R", "Resistor", R=1.0)]
+    conns = [pin("emf", "n", "gnd", "p"), pin("V", "n", "gnd", "p"), pin("V", "p", "R", "p"),
+             pin("R", "n", "emf", "p"), pin("emf", "flange", "d", "a"), pin("d", "b", "fix", "flange")]
+    with pytest.raises(nc.SimulationError) as err:
         nc.simulate(diagram(blocks, conns, solver="ode45"))
-    assert err.value.code in ("massless_node", "singular_island")
+    assert err.value.code in ("emf_algebraic_loop", "massless_node", "singular_island")

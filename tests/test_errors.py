@@ -1,4 +1,4 @@
-"""Every error of SPEC §5: a typed NFlowError with a stable code, a message and a JSON
+"""Every error of docs/CONTRACT.md §5: a typed NFlowError with a stable code, a message and a JSON
 pointer - never a traceback, a hang or a partial result."""
 import pytest
 
@@ -210,11 +210,18 @@ def test_unknown_pin():
 
 
 def test_unported_acausal_blocks_validate_but_do_not_run():
-    d = diagram([blk("r", "Resistor"), blk("g", "Ground")],
-                [{"from": "r", "fromPin": "n", "to": "g", "toPin": "p"}])
+    d = diagram([blk("b", "PlanarBody"), blk("w", "PlanarWorld")],
+                [{"from": "b", "fromPin": "com", "to": "w", "toPin": "frame"}])
     assert len(nc.validate(d).links) == 1
     err = raises(d, SimulationError, "unsupported_block")
-    assert err.block == "r"
+    assert err.block == "b"
+
+
+def test_a_circuit_without_ground_names_its_blocks():
+    d = diagram([blk("r", "Resistor"), blk("v", "ConstantVoltage")],
+                [{"from": "r", "fromPin": "n", "to": "v", "toPin": "n"}, {"from": "r", "fromPin": "p", "to": "v", "toPin": "p"}])
+    err = raises(d, DiagramError, "no_ground")
+    assert err.block in ("r", "v")
 
 
 def test_smax_not_above_smin():
@@ -245,7 +252,7 @@ def test_error_dict_is_jsonable():
     assert out["kind"] == "diagram" and out["code"] == "unknown_block_type" and out["path"] == "/blocks/1/type"
 
 
-@pytest.mark.parametrize("type_name", ["nelsonFunction", "fmu", "fmuMe", "modelica"])
+@pytest.mark.parametrize("type_name", ["nelsonFunction", "modelica"])
 def test_documented_exceptions_validate_but_say_why_they_do_not_run(type_name):
     from nflow_compat.blocks import NOT_RUNNABLE
     d = {"blocks": [{"id": "x", "type": type_name, "params": {}}], "connections": [],

@@ -79,9 +79,15 @@ def _scalar_clamp(lo: float, hi: float):
 
 
 def _vector_clamp(lo: float, hi: float):
+    """``_scalar_clamp`` element-wise (np.maximum would turn a NaN limit into NaN)."""
     if lo == -np.inf and hi == np.inf:
         return lambda x: x
-    return lambda x: np.minimum(np.maximum(x, lo), hi)
+    where = np.where
+
+    def clamp(x):
+        v = where(x < lo, lo, x)
+        return where(hi < v, hi, v)
+    return clamp
 
 
 def _edge_rule(kind: str):

@@ -8,7 +8,7 @@ state (no direct feedthrough).
 """
 from __future__ import annotations
 
-from ..physical.islands import LOWERING
+from ..physical.islands import LOWERED_TYPES
 from . import Phases, block
 
 
@@ -17,10 +17,7 @@ def _sensor_widths(block, in_widths):
 
 
 def _build(io):
-    member = io.physical
-    for port, element in member.lowered.inputs.items():
-        if port < len(io.ins):
-            member.part.feed(element, io.ins[port])
+    member = io.physical   # its island's feeds are wired by physical.islands.lower
     phases = Phases(part=member.part if member.owner else None)
     readers = [(io.outs[port], read) for port, read in member.readers.items() if port < len(io.outs)]
     if readers:
@@ -35,9 +32,14 @@ def _build(io):
             # skip this closure where nothing but recorders reads it, and compute the
             # recorded values in bulk (engine.continuous)
             output.linear = linear
-        phases.output = output
+        reads = tuple(sorted({slot for _, read in readers for slot in getattr(read, "reads", ())}))
+        if reads:
+            # a value computed from what drives the island right now: after its writers
+            phases.algebraic, phases.reads = output, reads
+        else:
+            phases.output = output
     return phases
 
 
-for _type in LOWERING:
+for _type in LOWERED_TYPES:
     block(_type, widths=_sensor_widths, feedthrough=False)(_build)

@@ -185,7 +185,7 @@ def run_continuous(plan, progress=None) -> int:
     ctx = plan.ctx
     update, after = plan.update, plan.after_step
     grid = make_grid(d.sample_time, d.duration)
-    if len(grid) != d.n_samples:  # make_grid and the diagram agree on the SPEC grid rule
+    if len(grid) != d.n_samples:  # make_grid and the diagram agree on the grid rule (docs/CONTRACT.md §3)
         grid = np.arange(d.n_samples) * d.sample_time
 
     def major_step(t, x):

@@ -12,6 +12,7 @@ import time as _time
 
 import numpy as np
 
+from .. import run_warnings
 from ..blocks import NOT_RUNNABLE, BlockIO, Phases, load_all
 from ..blocks.source import BASE_DIR_KEY, preload_file_source
 from ..diagram import Diagram, Limits
@@ -67,12 +68,15 @@ class Plan:
                 w = out_widths[(b.index, p)]
                 init_values.append(0.0 if w == 1 else np.zeros(w))
         self.initial_signals = init_values
+        # per block: the signal slot each input port reads (None: unconnected)
+        self.input_slots = [[None if src is None else self.slot_of[src] for src in self.sources[b.index]]
+                            for b in blocks]
         self.S = list(init_values)
         self.ctx = Ctx(diagram.sample_time, diagram.n_samples)
         self.budget = Budget(self.limits, diagram.n_samples)   # loops and while iterators spend from it
         self.ctx.shared[BASE_DIR_KEY] = base_dir
         self.phases: list[Phases] = []
-        members = islands.lower(diagram, self.ctx, self.S)
+        members = islands.lower(diagram, self.ctx, self.S, self.input_slots)
         index_of = {b.id: b.index for b in blocks}
         block_ids = tuple(index_of)
 
@@ -80,7 +84,7 @@ class Plan:
             """The signal slot of output ``port`` of block ``block_id`` (None if none)."""
             return self.slot_of.get((index_of.get(block_id), port))
         for b, h in zip(blocks, handlers):
-            ins = [None if src is None else self.slot_of[src] for src in self.sources[b.index]]
+            ins = self.input_slots[b.index]
             in_w = [0 if src is None else out_widths[src] for src in self.sources[b.index]]
             outs = [self.slot_of[(b.index, p)] for p in range(n_outs[b.index])]
             out_w = [out_widths[(b.index, p)] for p in range(n_outs[b.index])]
@@ -95,14 +99,16 @@ class Plan:
                                       f"{type(exc).__name__}: {exc}", block=b.id, path=b.path) from exc
         feedthrough = [p.feedthrough if p.feedthrough is not None else h.feedthrough(b)
                        for b, h, p in zip(blocks, handlers, self.phases)]
-        alg_groups = ordering.algebraic_order(diagram, self.phases, feedthrough, self.sources)
+        sources, feedthrough_all = _with_reads(self.phases, self.sources, feedthrough, self.slot_of)
+        alg_groups = ordering.algebraic_order(diagram, self.phases, feedthrough_all, sources)
         self.algebraic = [ordering.relaxation(group, blocks, self.phases, self.S, self.slot_of, self.budget)
-                          if len(group) > 1 or ordering.self_loop(group[0], self.sources, feedthrough) else
+                          if len(group) > 1 or ordering.self_loop(group[0], sources, feedthrough_all) else
                           self.phases[group[0]].algebraic for group in alg_groups]
         self.init = [p.init for p in self.phases if p.init]
         self.output = [p.output for p in self.phases if p.output]
         self.update = [p.update for p in self.phases if p.update]
         self.after_step = [p.after_step for p in self.phases if p.after_step]
+        self.finalize = [p.finalize for p in self.phases if p.finalize]
         passes, heaviest = {}, None
         if diagram.structure is not None:   # forEach checks; conditional/iterated subsystems run as units
             from ..subsystems import compile_structure
@@ -132,9 +138,9 @@ class Plan:
         if progress is not None:
             progress = _CallerCallback(progress)
         try:
-            for f in self.init:
-                f()
-            with np.errstate(all="ignore"):
+            with np.errstate(all="ignore"), run_warnings.captured(self.ctx.warnings):
+                for f in self.init:
+                    f()
                 steps = (run_continuous(self, progress) if self.has_parts
                          else run_fixed_step(self, d.n_samples, progress))
             wall = _time.perf_counter() - started
@@ -150,6 +156,9 @@ class Plan:
             # bug (internal_error): never a raw exception. Found only on this path, so
             # the loop pays nothing for it.
             raise self._failure(exc) from exc
+        finally:
+            for f in self.finalize:
+                f()
         raise out_of_memory(f"running the diagram (at t = {self.ctx.t:.9g})")
 
     def _failure(self, exc: Exception) -> SimulationError:
@@ -412,3 +421,22 @@ def _propagate_widths(diagram: Diagram, handlers, sources) -> dict:
         if not changed:
             return widths
     raise DiagramError("width_unresolved", "signal widths in a feedback loop do not settle")
+
+
+def _with_reads(phases, sources, feedthrough, slot_of):
+    """Sources and feedthrough with each block's extra ``Phases.reads`` as more inputs that
+    feed through (the ordering then runs their writers first)."""
+    if not any(p.reads for p in phases):
+        return sources, feedthrough
+    writer = {slot: src for src, slot in slot_of.items()}
+    sources, feedthrough = list(sources), list(feedthrough)
+    for i, p in enumerate(phases):
+        if not p.reads:
+            continue
+        wired = len(sources[i])
+        sources[i] = list(sources[i]) + [writer[slot] for slot in p.reads]
+        ports = feedthrough[i]
+        if ports is not True:
+            ports = set() if ports is False else set(ports)
+            feedthrough[i] = ports | set(range(wired, len(sources[i])))
+    return sources, feedthrough

@@ -49,6 +49,10 @@ class TimeFunction:
     def __call__(self, t: float) -> float:
         raise NotImplementedError
 
+    def rate(self, t: float) -> float:
+        """The exact time derivative (right-sided at a corner)."""
+        raise NotImplementedError
+
     def next_break(self, t: float) -> float:
         return math.inf
 
@@ -62,6 +66,9 @@ class Constant(TimeFunction):
     def __call__(self, t):
         return self.value
 
+    def rate(self, t):
+        return 0.0
+
 
 class Sine(TimeFunction):
     """``A*sin(2*pi*f*t + phase)`` (SineForce / SineTorque)."""
@@ -72,6 +79,9 @@ class Sine(TimeFunction):
     def __call__(self, t):
         return self.A * math.sin(self.w * t + self.phase)
 
+    def rate(self, t):
+        return self.A * self.w * math.cos(self.w * t + self.phase)
+
 
 class Ramp(TimeFunction):
     """``slope*(t - start)`` for ``t >= start``, else 0 (RampForce / RampTorque)."""
@@ -81,6 +91,9 @@ class Ramp(TimeFunction):
 
     def __call__(self, t):
         return self.slope * (t - self.start) if t >= self.start else 0.0
+
+    def rate(self, t):
+        return self.slope if t >= self.start else 0.0
 
     def next_break(self, t):
         return self.start if t < self.start else math.inf
@@ -96,6 +109,11 @@ class ExpSine(TimeFunction):
 
     def __call__(self, t):
         return self.A * math.exp(-self.damping * t) * math.sin(self.w * t + self.phase)
+
+    def rate(self, t):
+        decay = self.A * math.exp(-self.damping * t)
+        angle = self.w * t + self.phase
+        return decay * (self.w * math.cos(angle) - self.damping * math.sin(angle))
 
 
 class Trapezoid(TimeFunction):
@@ -133,6 +151,18 @@ class Trapezoid(TimeFunction):
             return A
         if tau < self.t3:
             return A - A * (tau - self.t2) / self.falling
+        return 0.0
+
+    def rate(self, t):
+        if t < 0.0:
+            return 0.0
+        _, tau = self._phase(t)
+        if tau < self.t1:
+            return self.A / self.rising
+        if tau < self.t2:
+            return 0.0
+        if tau < self.t3:
+            return -self.A / self.falling
         return 0.0
 
     def next_break(self, t):

@@ -13,6 +13,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import DiagramError, SimulationError
+from . import acausal as acausal_network
+from . import electrical, thermal  # noqa: F401  (importing them registers their element classes)
+from .acausal import DOMAINS, ELEMENTS
+from .electrical import EMF_ELEMENT
 from .network import Network
 
 
@@ -21,6 +25,7 @@ class Lowered:
     pins: dict = field(default_factory=dict)     # block pin -> network pin 'element.pin' (None: a sensor pin)
     inputs: dict = field(default_factory=dict)   # block input port -> element whose input it drives
     sensors: dict = field(default_factory=dict)  # output port -> (probe kind, block pin, other block pin | None)
+    probes: dict = field(default_factory=dict)   # circuit sensors: output port -> (kind, target, other | None)
 
 
 LOWERING: dict = {}
@@ -126,8 +131,6 @@ _TABLE = {
     "Lever": ("gear", _TWO, {"ratio": "ratio"}, False),
     "Pulley": ("gear", _TWO, {"ratio": "ratio"}, False),
     "Rod": ("rod", _TWO, {"ratio": "ratio"}, False),
-    "EMF": ("emf", {"p": "flange_a", "n": "flange_b", "flange": "flange"}, {"k": "k"}, False),
-    "TranslationalEMF": ("emf", {"p": "flange_a", "n": "flange_b", "flange": "flange"}, {"k": "k"}, False),
 }
 for _src, _dst in (("SineForce", "SineTorque"), ("RampForce", "RampTorque"), ("ExpSineForce", "ExpSineTorque"),
                    ("TrapezoidForce", "TrapezoidTorque")):
@@ -202,7 +205,8 @@ _PROBE_KIND = {"translational": {"pos": "s", "vel": "v"}, "rotational": {"pos": 
 
 class IslandPart:
     """One island as a continuous part of the plan: its state slice, the signals that
-    drive it (read from the signal store at each evaluation) and its event log."""
+    drive it (read from the signal store at each evaluation), the values it takes from
+    coupled islands (an EMF's shaft speed, its current) and its event log."""
 
     def __init__(self, island, names: dict, ctx, S):
         self.island = island
@@ -213,10 +217,14 @@ class IslandPart:
         self.x0 = np.array(island.x0, dtype=float)
         self.x = self.x0.copy()
         self.feeds = []             # (island input index, signal slot)
+        self.couplings = []         # (island input index, reader of another island)
 
     def feed(self, element: str, slot):
         if slot is not None:
             self.feeds.append((self.island.input_index(element), slot))
+
+    def couple(self, index: int, reader):
+        self.couplings.append((index, reader))
 
     def load(self, x):
         self.x = x
@@ -232,6 +240,8 @@ class IslandPart:
         for k, slot in self.feeds:
             value = S[slot]
             u[k] = value if isinstance(value, float) else float(np.ravel(value)[0])
+        for k, read in self.couplings:
+            u[k] = read()
 
     def derivative(self, t, x):
         self.fill()
@@ -261,6 +271,7 @@ class IslandPart:
         self.fill()
         x = self.island.initialize(t, x)
         self._log(0)
+        self.ctx.warnings.extend(getattr(self.island, "start_warnings", list)())
         return x
 
     def next_time_event(self, t):
@@ -278,8 +289,14 @@ class Member:
     readers: dict            # output port -> zero-argument reader of the sensor value
 
 
-def lower(diagram, ctx, S) -> dict:
-    """block index -> Member for every acausal block of ``diagram``."""
+# EMF / TranslationalEMF: electrical pins in the circuit, the flange in the mechanical network
+_EMF_TYPES = ("EMF", "TranslationalEMF")
+_SHAFT = "#shaft"
+
+
+def lower(diagram, ctx, S, input_slots) -> dict:
+    """block index -> Member for every acausal block of ``diagram``; ``input_slots[i]``:
+    the signal slot each input port of block ``i`` reads (None: unconnected)."""
     # canonical order (ids, then pins): the networks, and so every float operation on them,
     # do not depend on the order of blocks or connections in the JSON
     acausal = sorted((b for b in diagram.blocks if b.type.acausal), key=lambda b: b.id)
@@ -287,9 +304,22 @@ def lower(diagram, ctx, S) -> dict:
         return {}
     connected = {(w.dst, w.dst_port) for w in diagram.wires}
     nets: dict = {}
+    circuit = acausal_network.Network()
     lowered: dict = {}
     element_names = {}
+    emfs = []
     for b in acausal:
+        name = _element_name(b)
+        element_names[name] = b.id
+        if b.type.type in ELEMENTS or b.type.type in _EMF_TYPES:
+            lowered[b.index] = _lower_element(circuit, name, b)
+            if b.type.type in _EMF_TYPES:
+                net = nets.setdefault(b.type.domain, Network(b.type.domain))
+                net.force(name + _SHAFT)
+                element_names[name + _SHAFT] = b.id
+                lowered[b.index].pins["flange"] = f"{name}{_SHAFT}.flange"
+                emfs.append((b, name))
+            continue
         rule = LOWERING.get(b.type.type)
         if rule is None:
             _unsupported(b, "this acausal block is not simulated yet")
@@ -297,8 +327,6 @@ def lower(diagram, ctx, S) -> dict:
         if domain not in _PROBE_KIND:
             _unsupported(b, f"the {domain} domain is not simulated yet")
         net = nets.setdefault(domain, Network(domain))
-        name = _element_name(b)
-        element_names[name] = b.id
         args = (net, name, b)
         if rule is _clutch:
             lowered[b.index] = rule(*args, connected_inputs={p for (i, p) in connected if i == b.index})
@@ -309,22 +337,39 @@ def lower(diagram, ctx, S) -> dict:
     for link in sorted(diagram.links, key=lambda k: sorted([(blocks[k.a].id, k.a_pin), (blocks[k.b].id, k.b_pin)])):
         a = lowered[link.a].pins.get(link.a_pin)
         b_ = lowered[link.b].pins.get(link.b_pin)
-        if a is not None and b_ is not None:
-            nets[diagram.blocks[link.a].type.domain].connect(a, b_)
-    islands = [isl for net in nets.values() for isl in net.build()]
+        if a is None or b_ is None:
+            continue
+        domain = blocks[link.a].type.pins.get(link.a_pin, blocks[link.a].type.domain)
+        (circuit if domain in DOMAINS else nets[domain]).connect(a, b_)
+    islands = [isl for net in nets.values() for isl in net.build()] + _build_circuits(circuit, acausal)
+    parts = [IslandPart(isl, element_names, ctx, S) for isl in islands]
+    part_of = {name: part for part in parts for name in part.island.element_names}
     members = {}
-    for isl in islands:
-        part = IslandPart(isl, element_names, ctx, S)
-        owner = True
-        for b in acausal:
-            if _element_name(b) not in isl.element_names:
-                continue
-            members[b.index] = Member(part, owner, lowered[b.index], {})
-            owner = False
+    owned = set()
+    # one block per island carries its part; an EMF (in two islands) never does
+    for b in sorted(acausal, key=lambda b: b.type.type in _EMF_TYPES):
+        part = part_of.get(_element_name(b))
+        if part is None:
+            continue
+        members[b.index] = Member(part, id(part) not in owned and b.type.type not in _EMF_TYPES,
+                                  lowered[b.index], {})
+        owned.add(id(part))
+    for b in acausal:   # the signals that drive the islands
+        part = part_of.get(_element_name(b))
+        slots = input_slots[b.index]
+        for port, element in lowered[b.index].inputs.items():
+            if port < len(slots) and part is not None:
+                part.feed(element, slots[port])
+    for b, name in emfs:
+        _couple_emf(b, name, part_of[name], part_of[name + _SHAFT], ctx)
     # sensors read the node they are attached to; a relative sensor may span two islands
-    parts = {id(m.part.island): m.part for m in members.values()}
+    by_island = {id(p.island): p for p in parts}
     for b in acausal:
         low = lowered[b.index]
+        if low.probes:
+            part = part_of[_element_name(b)]
+            members[b.index].readers.update(
+                {port: _circuit_reader(part, kind, target, other) for port, (kind, target, other) in low.probes.items()})
         if not low.sensors:
             continue
         readers = {}
@@ -333,9 +378,73 @@ def lower(diagram, ctx, S) -> dict:
             if any(r is None for r in refs):
                 raise SimulationError("sensor_unattached", f"sensor {b.id!r} is not connected to any mechanical "
                                       "element", block=b.id, path=b.path)
-            readers[port] = _reader(b.type.domain, kind, [parts[id(_island_of(islands, r))] for r in refs], refs)
+            readers[port] = _reader(b.type.domain, kind, [by_island[id(_island_of(islands, r))] for r in refs], refs)
         members[b.index] = Member(None, False, low, readers)
     return members
+
+
+# every acausal block type that runs
+LOWERED_TYPES = tuple(LOWERING) + tuple(ELEMENTS) + _EMF_TYPES
+
+
+def _lower_element(circuit, name, b) -> Lowered:
+    """An electrical/thermal block (or an EMF's electrical side) as a circuit element."""
+    cls = ELEMENTS.get(b.type.type) or EMF_ELEMENT
+    el = cls(name, b.params)
+    domains = {pin: b.type.pins.get(pin, "electrical") for pin in cls.pins}
+    circuit.add(el, domains)
+    probes = {port: (kind, f"{name}.{a}", f"{name}.{o}" if o else None) for port, (kind, a, o) in cls.outputs.items()}
+    return Lowered(pins={pin: f"{name}.{pin}" for pin in cls.pins}, inputs={0: name} if cls.inputs else {},
+                   probes=probes)
+
+
+def _build_circuits(circuit, acausal) -> list:
+    """The circuit islands; an element's parameter error names its block and param."""
+    by_name = {_element_name(b): b for b in acausal}
+    try:
+        return circuit.build()
+    except (DiagramError, SimulationError) as err:
+        b = by_name.get(err.block)
+        if b is not None and err.path is None:
+            err.block = b.id
+            err.path = b.where(err.param)["path"] if err.param else b.path
+        raise
+
+
+def _circuit_reader(part, kind, target, other):
+    """A circuit sensor's reader; ``read.reads``: the signal slots its value depends on
+    directly (what drives the island, not through its states)."""
+    probe = part.island.probe(kind, target, other)
+    ctx = part.ctx
+
+    def read():
+        part.fill()
+        return probe(ctx.t, part.x)
+    read.linear = None
+    needed = part.island.probe_inputs(kind, target, other)
+    read.reads = tuple(sorted({slot for k, slot in part.feeds if k in needed}))
+    return read
+
+
+def _couple_emf(b, name, circuit_part, shaft_part, ctx):
+    """The EMF's back-emf reads the shaft speed; the shaft's torque (force) reads the
+    current. The speed must be a linear function of the shaft's states (an inertia or a
+    mass on it), otherwise speed and current would form an algebraic loop."""
+    k = float(b.params["k"])
+    shaft = shaft_part.island
+    kind = _PROBE_KIND[b.type.domain]["vel"]
+    if shaft.probe_linear(kind, f"{name}{_SHAFT}.flange") is None:
+        raise SimulationError("emf_algebraic_loop", f"block {b.id!r}: the speed of its flange is not a state of "
+                              "the mechanical network (no inertia or mass on the shaft): the back-emf and the "
+                              "current form an algebraic loop", block=b.id, path=b.path)
+    speed = shaft.probe(kind, f"{name}{_SHAFT}.flange")
+    current = circuit_part.island.probe("unknown", f"{name}.i")
+    circuit_part.couple(circuit_part.island.input_index(name), lambda: speed(ctx.t, shaft_part.x))
+
+    def torque():
+        circuit_part.fill()
+        return k * current(ctx.t, circuit_part.x)
+    shaft_part.couple(shaft.input_index(name + _SHAFT), torque)
 
 
 def _reader(domain: str, kind: str, parts: list, refs: list):

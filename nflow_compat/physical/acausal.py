@@ -1,0 +1,844 @@
+"""General acausal networks: domains, pins, nodes, element classes, and their assembly into
+a semi-explicit DAE that the engine integrates as one hybrid system per island.
+
+How an island is built
+----------------------
+* **Domains** name their across/through pair (``DOMAINS``). A pin has one domain; an element
+  may have pins in several (HeatingResistor: electrical ``p``/``n`` and thermal ``heatPort``).
+* **Nodes.** Pins joined by connections form a node (a union-find). Its across variable
+  (potential, temperature) is an unknown, except at an electrical node holding a Ground pin
+  (0 V, the reference). The node's balance of through variables (Kirchhoff's current law,
+  the heat-flow balance) is one equation row.
+* **Elements** (one class each, registered by nflow block type) declare their pins, signal
+  inputs, extra unknowns (a branch current, a diode's curve parameter ``s``) and stamp their
+  equations through a :class:`Stamp`: linear coefficients of the unknowns (``A``) and of
+  their time derivatives (``E``), source terms (constants, time functions, signal inputs),
+  non-linear terms with their Jacobians, and initial conditions. Parameters are read under
+  the manifest's own names; their values are the manifest defaults merged by the diagram
+  parser, so there is no second table of defaults here.
+* **Assembly** gives ``E z' + A(mode) z + c(t, u) + N(z, u) = 0`` over the unknowns ``z``.
+* **Structural analysis**: islands are the connected components of the element/node graph
+  (``scipy.sparse.csgraph.connected_components``); a maximum bipartite matching of equations
+  to unknowns (``maximum_bipartite_matching``) finds structurally singular networks and
+  names their blocks (no ground, a loop of voltage sources, a cut-set of current sources, an
+  op-amp without feedback).
+* **Condensation.** ``E = U diag(sigma) V^T`` (SVD, once): in the coordinates ``w = V^T z``
+  the first ``r = rank(E)`` are the states and the rest algebraic, and the rows
+  ``U2^T (A z + c + N) = 0`` determine the algebraic part (index 1). For a linear island the
+  algebraic part is eliminated once per mode (LU factorization, never an inverse): the
+  derivative is ``w1' = K w1 + L c(t, u)``. Non-linear islands solve the algebraic part by
+  damped Newton warm-started from the last solution. A singular algebraic part (a capacitor
+  directly across a voltage source, an inductor in series with a current source: index 2)
+  is a typed error naming the elements involved.
+* **Modes** (IdealDiode, IdealSwitch): an element with a switching law has a Boolean mode;
+  its mode-dependent coefficients enter ``A(mode)``; its relation is an event function; at
+  an event the modes are iterated to a fixed point (Modelica's event iteration). The
+  characteristic is continuous at the switching point, so no state jumps.
+* **Initial conditions** (a capacitor's ``v0``, an inductor's ``i0``, a heat capacitor's
+  ``T0``) are linear in the states. They are imposed in element order; one that is
+  implied by earlier ones (a capacitor loop: CauerLowPassAnalog's C2 and C4) is checked and,
+  if it disagrees, ignored with a warning (MSL fixes only the independent ones).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Callable, ClassVar
+
+import numpy as np
+import scipy.linalg
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import connected_components, maximum_bipartite_matching
+
+from ..errors import DiagramError, SimulationError
+from .network import PhysicalEvent
+
+
+@dataclass(frozen=True)
+class Domain:
+    name: str
+    across: str          # potential variable of a pin
+    through: str         # flow variable (into the element at the pin)
+    grounded: bool       # needs a reference element (electrical: Ground); else an absolute scale
+
+
+DOMAINS = {
+    "electrical": Domain("electrical", "v", "i", grounded=True),
+    "thermal": Domain("thermal", "T", "Q_flow", grounded=False),
+}
+
+NEWTON_MAX = 60
+NEWTON_TOL = 1e-10
+MODE_ITERATIONS = 50
+EXP_LIMIT = 700.0      # exp() arguments are clipped here while Newton searches (never at a solution)
+
+
+def safe_exp(x: float) -> float:
+    return math.exp(x if x < EXP_LIMIT else EXP_LIMIT)
+
+
+# ----------------------------------------------------------------------------- elements
+
+ELEMENTS: dict = {}   # nflow block type -> Element subclass
+
+
+def element(cls):
+    """Register an element class under its nflow block type (``cls.type_name``)."""
+    ELEMENTS[cls.type_name] = cls
+    return cls
+
+
+class Element:
+    """One acausal block. Subclasses set the class attributes and implement ``stamp``.
+
+    ``pins``: pin names (domains come from the manifest); ``inputs``: signal input names, in
+    the manifest's order; ``unknowns``: extra unknowns of the element; ``switching``: the
+    element has a Boolean mode (``is_on``, ``relation``); ``outputs``: sensor output port ->
+    ``(kind, args)`` read by :meth:`DaeIsland.probe`. ``ground`` marks the reference
+    element."""
+
+    type_name: ClassVar[str] = ""
+    pins: ClassVar[tuple] = ()
+    inputs: ClassVar[tuple] = ()
+    unknowns: ClassVar[tuple] = ()
+    outputs: ClassVar[dict] = {}
+    switching: ClassVar[bool] = False
+    ground: ClassVar[bool] = False
+    mode_names: ClassVar[tuple] = ("off", "on")
+
+    def __init__(self, name: str, params: dict):
+        self.name = name
+        self.params = params
+
+    def param(self, key: str, *, positive=False, nonnegative=False, nonzero=False) -> float:
+        value = self.params[key]
+        try:
+            value = float(value)
+        except (TypeError, ValueError):
+            raise DiagramError("param_type", f"{self.name}: parameter {key} must be a number",
+                               block=self.name, param=key) from None
+        bad = (not math.isfinite(value) or (positive and value <= 0) or (nonnegative and value < 0)
+               or (nonzero and value == 0))
+        if bad:
+            need = ("a positive" if positive else "a non-negative" if nonnegative else
+                    "a non-zero" if nonzero else "a finite")
+            raise DiagramError("param_range", f"{self.name}: parameter {key} must be {need} number, "
+                               f"got {value:g}", block=self.name, param=key)
+        return value
+
+    def stamp(self, s: "Stamp") -> None:
+        raise NotImplementedError
+
+    # a source's value: its signal input, else its parameter ``value_param``, else its
+    # waveform ``shape(self)`` (a time function); the keyword arguments of Stamp.source
+    value_param: ClassVar[str | None] = None
+    shape: ClassVar[Callable | None] = None
+
+    def source_value(self, s: "Stamp") -> dict:
+        if self.inputs:
+            return {"input": s.input(self.inputs[0])}
+        if self.value_param is not None:
+            return {"value": self.param(self.value_param)}
+        return {"function": type(self).shape(self)}
+
+    # switching elements: the relation's value from the local unknowns/inputs, and the mode
+    def relation(self, z_local, u_local) -> float:
+        raise NotImplementedError
+
+    def is_on(self, value: float) -> bool:
+        raise NotImplementedError
+
+
+@dataclass
+class _Nonlinear:
+    rows: list
+    cols: list           # global unknown indices, None for a reference potential
+    inputs: list         # global input slots
+    fn: Callable         # (z_local, u_local, t) -> (residual, d residual / d z_local)
+    name: str
+
+
+@dataclass
+class _Switch:
+    element: Element
+    cols: list
+    inputs: list
+    on: list = field(default_factory=list)    # (row, col, coef) when on
+    off: list = field(default_factory=list)   # when off
+
+
+class Stamp:
+    """What an element sees while it writes its equations: handles of its unknowns,
+    node rows and inputs, and the stamping calls. Handles of a reference potential are
+    None and every call ignores them (their value is 0)."""
+
+    def __init__(self, net: "_Assembly", el: Element, pin_vars: dict, pin_rows: dict, unknowns: dict,
+                 inputs: dict):
+        self._net, self.element = net, el
+        self._pin_vars, self._pin_rows, self._unknowns, self._inputs = pin_vars, pin_rows, unknowns, inputs
+        self._switch = _Switch(el, [], []) if el.switching else None
+        if self._switch is not None:
+            net.switches.append(self._switch)
+
+    # handles
+    def v(self, pin):
+        """The across variable (potential, temperature) at ``pin``."""
+        return self._pin_vars[pin]
+
+    def x(self, name):
+        """The element's own unknown ``name``."""
+        return self._unknowns[name]
+
+    def input(self, name):
+        return self._inputs[name]
+
+    def row(self):
+        """A new equation row of the element."""
+        return self._net.new_row((self.element.name,))
+
+    def across_row(self, p, n=None):
+        """A new row holding ``v(p) - v(n)`` (``v(p)`` alone without ``n``)."""
+        row = self.row()
+        self.add(row, self.v(p), 1.0)
+        if n is not None:
+            self.add(row, self.v(n), -1.0)
+        return row
+
+    def node_row(self, pin):
+        return self._pin_rows[pin]
+
+    # linear stamps
+    def add(self, row, col, coef):
+        if row is not None and col is not None:
+            self._net.A.append((row, col, float(coef)))
+
+    def add_dt(self, row, col, coef):
+        if row is not None and col is not None:
+            self._net.E.append((row, col, float(coef)))
+
+    def flow(self, pin, terms=(), dt_terms=()):
+        """The through variable into the element at ``pin`` as a linear combination of
+        unknowns (``terms``) and of their derivatives (``dt_terms``): ``[(col, coef)]``."""
+        row = self._pin_rows[pin]
+        for col, coef in terms:
+            self.add(row, col, coef)
+        for col, coef in dt_terms:
+            self.add_dt(row, col, coef)
+
+    def branch(self, p, n, terms=(), dt_terms=()):
+        """A through variable entering at ``p`` and leaving at ``n`` (a one-port)."""
+        self.flow(p, terms, dt_terms)
+        self.flow(n, [(c, -k) for c, k in terms], [(c, -k) for c, k in dt_terms])
+
+    def source(self, row, coef=1.0, *, value=None, function=None, input=None):
+        """A source term in ``row``: ``coef * value``, ``coef * function(t)`` (with
+        ``function.next_break`` for its time events) or ``coef * u[input]``."""
+        if row is None:
+            return
+        net = self._net
+        if value is not None:
+            net.c0.append((row, coef * float(value)))
+        if function is not None:
+            net.functions.append((row, float(coef), function))
+        if input is not None:
+            net.B.append((row, input, float(coef)))
+
+    def branch_source(self, p, n, coef=1.0, **kw):
+        self.source(self._pin_rows[p], coef, **kw)
+        self.source(self._pin_rows[n], -coef, **kw)
+
+    def nonlinear(self, rows, cols, fn, inputs=()):
+        """Rows ``rows`` get ``fn(z[cols], u[inputs], t)[0]``; ``fn`` also returns the
+        Jacobian with respect to ``z[cols]`` (rows x cols)."""
+        self._net.nonlinear.append(_Nonlinear(list(rows), list(cols), list(inputs), fn, self.element.name))
+
+    def switched(self, row, col, *, on, off):
+        """A coefficient that depends on the element's mode."""
+        if self._switch is None:
+            raise TypeError("switched() needs a switching element")
+        if row is not None and col is not None:
+            self._switch.on.append((row, col, float(on)))
+            self._switch.off.append((row, col, float(off)))
+
+    def watch(self, cols, inputs=()):
+        """The unknowns/inputs the element's relation reads (a switching element)."""
+        self._switch.cols, self._switch.inputs = list(cols), list(inputs)
+
+    def start(self, terms, value):
+        """An initial condition ``sum(coef * z[col]) = value``."""
+        terms = [(c, k) for c, k in terms if c is not None]
+        if terms:
+            self._net.starts.append((terms, float(value), self.element.name))
+
+
+# ----------------------------------------------------------------------------- assembly
+
+class _Assembly:
+    """The equations of one island while its elements stamp them."""
+
+    def __init__(self):
+        self.A, self.E, self.B, self.c0, self.functions = [], [], [], [], []
+        self.nonlinear, self.switches, self.starts = [], [], []
+        self.row_owner = []      # per row: the elements it belongs to (a balance row: those at the node)
+        self.col_names = []
+
+    def new_row(self, owners: tuple) -> int:
+        self.row_owner.append(owners)
+        return len(self.row_owner) - 1
+
+    def new_col(self, name) -> int:
+        self.col_names.append(name)
+        return len(self.col_names) - 1
+
+
+class Network:
+    """Elements and pin connections of any acausal domains (see the module doc)."""
+
+    def __init__(self):
+        self.elements: dict = {}
+        self.pin_domains: dict = {}       # 'element.pin' -> domain name
+        self.connections: list = []
+
+    def add(self, el: Element, domains: dict):
+        """Add element ``el``; ``domains``: pin -> domain name (from the manifest)."""
+        self.elements[el.name] = el
+        for pin in el.pins:
+            self.pin_domains[f"{el.name}.{pin}"] = domains[pin]
+
+    def connect(self, a: str, b: str):
+        self.connections.append((a, b))
+
+    def build(self) -> list:
+        pins = sorted(self.pin_domains)
+        index = {p: k for k, p in enumerate(pins)}
+        parent = list(range(len(pins)))
+
+        def find(k):
+            while parent[k] != k:
+                parent[k] = parent[parent[k]]
+                k = parent[k]
+            return k
+        for a, b in self.connections:
+            ra, rb = find(index[a]), find(index[b])
+            if ra != rb:
+                parent[max(ra, rb)] = min(ra, rb)
+        node_of = {p: find(index[p]) for p in pins}
+        # islands: connected components of the element/node graph
+        names = sorted(self.elements)
+        roots = sorted(set(node_of.values()))
+        root_pos = {r: k for k, r in enumerate(roots)}
+        rows, cols = [], []
+        for e, name in enumerate(names):
+            for pin in self.elements[name].pins:
+                rows.append(e)
+                cols.append(len(names) + root_pos[node_of[f"{name}.{pin}"]])
+        size = len(names) + len(roots)
+        graph = coo_matrix((np.ones(len(rows)), (rows, cols)), shape=(size, size))
+        count, labels = connected_components(graph, directed=False)
+        islands = []
+        for k in range(count):
+            members = [name for e, name in enumerate(names) if labels[e] == k]
+            if members:
+                islands.append(_compile([self.elements[m] for m in members], node_of, self.pin_domains))
+        return islands
+
+
+def _node_label(members: list) -> str:
+    return "node {" + ", ".join(sorted(members)[:4]) + (", ..." if len(members) > 4 else "") + "}"
+
+
+def _compile(elements: list, node_of: dict, pin_domains: dict) -> "DaeIsland":
+    asm = _Assembly()
+    node_pins: dict = {}
+    for el in elements:
+        for pin in el.pins:
+            node_pins.setdefault(node_of[f"{el.name}.{pin}"], []).append(f"{el.name}.{pin}")
+    grounded = {node_of[f"{el.name}.{el.pins[0]}"] for el in elements if el.ground}
+    domains_here = {pin_domains[p] for ps in node_pins.values() for p in ps}
+    if any(DOMAINS[d].grounded for d in domains_here):
+        electrical_nodes = [r for r, ps in node_pins.items() if pin_domains[ps[0]] == "electrical"]
+        if electrical_nodes and not grounded & set(electrical_nodes):
+            blocks = sorted({p.split(".")[0] for r in electrical_nodes for p in node_pins[r]})
+            raise DiagramError("no_ground", "the circuit of " + ", ".join(blocks[:6])
+                               + (", ..." if len(blocks) > 6 else "") + " has no Ground: its potentials are "
+                               "undetermined (add a Ground block)", block=blocks[0])
+    node_var, node_row = {}, {}
+    for root in sorted(node_pins):
+        if root in grounded:
+            node_var[root] = node_row[root] = None
+            continue
+        label = _node_label(node_pins[root])
+        node_var[root] = asm.new_col(label)
+        node_row[root] = asm.new_row(tuple(sorted({p.split(".")[0] for p in node_pins[root]})))
+    n_inputs = 0
+    input_names, input_slots = [], {}
+    handles = {}       # element -> (pin -> potential column, unknown -> column), for the probes
+    for el in elements:
+        pin_vars = {pin: node_var[node_of[f"{el.name}.{pin}"]] for pin in el.pins}
+        pin_rows = {pin: node_row[node_of[f"{el.name}.{pin}"]] for pin in el.pins}
+        unknowns = {u: asm.new_col(f"{el.name}.{u}") for u in el.unknowns}
+        inputs = {}
+        for name in el.inputs:
+            inputs[name] = n_inputs
+            input_names.append(f"{el.name}.{name}")
+            input_slots[el.name] = input_slots.get(el.name, n_inputs)
+            n_inputs += 1
+        handles[el.name] = (pin_vars, unknowns)
+        el.stamp(Stamp(asm, el, pin_vars, pin_rows, unknowns, inputs))
+    return DaeIsland(asm, elements, input_names, input_slots, handles)
+
+
+# ----------------------------------------------------------------------------- the island
+
+class DaeIsland:
+    """One island as a hybrid system (``engine.hybrid``): states ``w1``, derivative, event
+    functions of the switching elements, event iteration, probes for sensors."""
+
+    def __init__(self, asm: _Assembly, elements: list, input_names: list, input_slots: dict, handles: dict):
+        n, m = len(asm.col_names), len(asm.row_owner)
+        self.element_names = [el.name for el in elements]
+        self.label = "island {" + ", ".join(self.element_names[:4]) + (", ..." if len(elements) > 4 else "") + "}"
+        self._handles = handles
+        self.n_unknowns = n
+        self.input_names = input_names
+        self._input_slots = input_slots
+        self.inputs = np.zeros(len(input_names))
+        self.rate_inputs = frozenset()
+        self.events: list = []
+        self._col_names, self._row_owner = asm.col_names, asm.row_owner
+        self._check_structure(asm, n, m)
+        self.E = _dense(asm.E, n, n)
+        self.A0 = _dense(asm.A, n, n)
+        self.B = _dense(asm.B, n, len(input_names))
+        self.c0 = np.zeros(n)
+        for row, value in asm.c0:
+            self.c0[row] += value
+        self._functions = asm.functions
+        self._nonlinear = asm.nonlinear
+        self._switches = asm.switches
+        self.modes = tuple(False for _ in self._switches)
+        for values in (self.E, self.A0, self.B, self.c0):
+            if not np.all(np.isfinite(values)):
+                raise SimulationError("non_finite_state", f"{self.label}: a coefficient of the network is not "
+                                      "finite (parameters so large that their products overflow)")
+        # condensation: E = U diag(sigma) V^T
+        U, sigma, Vt = np.linalg.svd(self.E) if n else (np.zeros((0, 0)), np.zeros(0), np.zeros((0, 0)))
+        tol = (sigma[0] if sigma.size else 0.0) * max(n, 1) * 1e-13
+        r = int(np.sum(sigma > tol))
+        self.n_states = r
+        self._U1t, self._U2t = U[:, :r].T.copy(), U[:, r:].T.copy()
+        self._V1, self._V2 = Vt[:r].T.copy(), Vt[r:].T.copy()
+        self._sigma_inv = 1.0 / sigma[:r]
+        self._linear_cache: dict = {}
+        self._w2_guess = np.zeros(n - r)
+        self._solve_cache = (None, None, None)
+        self._starts = asm.starts
+        self.x0 = self._initial_state(asm.starts)
+        self.warnings: list = []
+
+    # -- structure ------------------------------------------------------------------------
+    def _check_structure(self, asm, n, m):
+        if n == 0:
+            return
+        entries = set((r, c) for r, c, _ in asm.A) | set((r, c) for r, c, _ in asm.E)
+        for sw in asm.switches:
+            entries |= set((r, c) for r, c, _ in sw.on + sw.off)
+        for nl in asm.nonlinear:
+            entries |= set((r, c) for r in nl.rows for c in nl.cols if c is not None)
+        if m != n:
+            self._structural_error(None, "more equations than unknowns" if m > n else "more unknowns than equations")
+        rows, cols = zip(*entries) if entries else ((), ())
+        pattern = coo_matrix((np.ones(len(rows)), (rows, cols)), shape=(m, n)).tocsr()
+        match = maximum_bipartite_matching(pattern, perm_type="column")
+        unmatched = [r for r in range(m) if match[r] < 0]
+        if unmatched:
+            self._structural_error(unmatched, None)
+
+    def _structural_error(self, rows, why):
+        blocks = sorted({name for r in (rows or range(len(self._row_owner))) for name in self._row_owner[r]})
+        raise DiagramError("singular_circuit", f"{self.label}: the network equations are structurally singular "
+                           f"({why or 'equations that no unknown can satisfy'}): look for a loop of voltage "
+                           "sources, a cut-set of current sources, an op-amp without feedback or a floating node; "
+                           "blocks involved: " + ", ".join(blocks[:8]) + (", ..." if len(blocks) > 8 else ""),
+                           block=blocks[0] if blocks else None)
+
+    # -- pieces of the equations -----------------------------------------------------------
+    def _A(self, modes):
+        A = self.A0.copy()
+        for sw, on in zip(self._switches, modes):
+            for row, col, coef in (sw.on if on else sw.off):
+                A[row, col] += coef
+        return A
+
+    def _c(self, t, u):
+        c = self.c0.copy()
+        for row, coef, fn in self._functions:
+            c[row] += coef * fn(t)
+        if u.size:
+            c += self.B @ u
+        return c
+
+    def _c_rate(self, t):
+        """The time derivative of the sources' time functions (exact, per waveform)."""
+        rate = np.zeros(self.n_unknowns)
+        for row, coef, fn in self._functions:
+            rate[row] += coef * fn.rate(t)
+        return rate
+
+    def _nl(self, z, u, t, jacobian):
+        """Non-linear residual (n) and, if asked, its Jacobian (n x n)."""
+        n = self.n_unknowns
+        res = np.zeros(n)
+        jac = np.zeros((n, n)) if jacobian else None
+        for term in self._nonlinear:
+            zl = np.array([z[c] if c is not None else 0.0 for c in term.cols])
+            ul = u[term.inputs] if term.inputs else u[:0]
+            val, d = term.fn(zl, ul, t)
+            for i, row in enumerate(term.rows):
+                if row is None:
+                    continue
+                res[row] += val[i]
+                if jacobian:
+                    for j, col in enumerate(term.cols):
+                        if col is not None:
+                            jac[row, col] += d[i][j]
+        return res, jac
+
+    def _linear(self, modes) -> "_Eliminated":
+        """Per mode: the algebraic part of a linear island eliminated, so that
+        ``z = Z1 w1 + Zc c + Zd c'`` and ``w1' = K w1 + L c + Ld c'``.
+
+        Index 1: ``U2^T A V2`` is regular and gives ``w2`` by one LU solve. Index 2 (a
+        capacitor across a voltage source, an inductor in series with a current source):
+        ``U2^T A V2`` is singular; its left null space ``N`` turns those rows into
+        constraints on the states, ``G w1 + N U2^T c = 0``; their time derivative (with
+        ``c'`` from the sources' exact derivatives) fixes the null-space part of ``w2``
+        (Pantelides' differentiation, done once per mode on the matrices)."""
+        hit = self._linear_cache.get(modes)
+        if hit is not None:
+            return hit
+        A = self._A(modes)
+        if self._nonlinear:     # Newton solves the algebraic part at each evaluation
+            entry = _Eliminated(A)
+        else:
+            entry = self._eliminate(A, modes)
+        if len(self._linear_cache) > 1024:
+            self._linear_cache.clear()
+        self._linear_cache[modes] = entry
+        return entry
+
+    def _eliminate(self, A, modes) -> "_Eliminated":
+        U1t, U2t, V1, V2, sinv = self._U1t, self._U2t, self._V1, self._V2, self._sigma_inv
+        n, r = self.n_unknowns, self.n_states
+        q = n - r
+        A11, A12, A21, A22 = U1t @ A @ V1, U1t @ A @ V2, U2t @ A @ V1, U2t @ A @ V2
+        W21, W2c, W2d = np.zeros((q, r)), np.zeros((q, n)), np.zeros((q, n))
+        constraint = None
+        if q:
+            P, sv, Qt = np.linalg.svd(A22)
+            rho = int(np.sum(sv > sv[0] * q * 1e-13)) if sv[0] > 0 else 0
+            if rho == q:
+                lu = scipy.linalg.lu_factor(A22)
+                W21, W2c = -scipy.linalg.lu_solve(lu, A21), -scipy.linalg.lu_solve(lu, U2t)
+            else:
+                P1t, Nt, Q1, Kn = P[:, :rho].T, P[:, rho:].T, Qt[:rho].T, Qt[rho:].T
+                # w2 = Q1 a + Kn y; the regular rows give a
+                a_w = -(P1t @ A21) / sv[:rho, None]
+                a_c = -(P1t @ U2t) / sv[:rho, None]
+                G = Nt @ A21
+                if np.linalg.matrix_rank(G, tol=1e-10 * max(1.0, float(np.abs(G).max(initial=0.0)))) < q - rho:
+                    self._singular(Kn, modes, "a loop of voltage sources, a cut-set of current sources, an op-amp "
+                                   "without feedback or a floating part")
+                GS = G * sinv[None, :]                       # G S^-1
+                M = GS @ A12 @ Kn
+                if np.linalg.cond(M) > 1e12:
+                    self._singular(Kn, modes, "a constraint of index higher than 2")
+                m_lu = scipy.linalg.lu_factor(M)
+                # G w1' = -N c2'  with  S w1' = -(A11 w1 + A12 (Q1 a + Kn y) + U1^T c)
+                y_w = scipy.linalg.lu_solve(m_lu, -GS @ (A11 + A12 @ Q1 @ a_w))
+                y_c = scipy.linalg.lu_solve(m_lu, -GS @ (U1t + A12 @ Q1 @ a_c))
+                y_d = scipy.linalg.lu_solve(m_lu, Nt @ U2t)
+                W21, W2c, W2d = Q1 @ a_w + Kn @ y_w, Q1 @ a_c + Kn @ y_c, Kn @ y_d
+                constraint = (G, Nt @ U2t)
+        entry = _Eliminated(A, Z1=V1 + V2 @ W21, Zc=V2 @ W2c, Zd=V2 @ W2d,
+                            K=-(sinv[:, None] * (A11 + A12 @ W21)), L=-(sinv[:, None] * (U1t + A12 @ W2c)),
+                            Ld=-(sinv[:, None] * (A12 @ W2d)), constraint=constraint)
+        if constraint is not None:
+            needs = np.abs(np.vstack((entry.Ld, entry.Zd)) @ self.B).max(axis=0, initial=0.0) > 1e-12
+            if np.any(needs):
+                names = ", ".join(self.input_names[k] for k in np.nonzero(needs)[0])
+                raise SimulationError("index_two_signal", f"{self.label}: the signal {names} drives an index-2 "
+                                      "constraint (a capacitor across a signal-driven voltage source, an inductor in "
+                                      "series with a signal-driven current source): its time derivative would be "
+                                      "needed; add a series resistance", block=names.split(".")[0])
+        return entry
+
+    def _singular(self, null_directions, modes, what):
+        z = self._V2 @ null_directions[:, 0]
+        cols = [k for k in np.argsort(-np.abs(z))[:6] if abs(z[k]) > 1e-6 * max(1e-300, np.abs(z).max())]
+        names = ", ".join(self._col_names[k] for k in cols)
+        states = ", ".join(f"{sw.element.name} {'on' if on else 'off'}" for sw, on in zip(self._switches, modes))
+        raise SimulationError("singular_circuit", f"{self.label}: the network equations are singular ({names} "
+                              f"undetermined{'; modes: ' + states if states else ''}): {what}",
+                              block=names.split(".")[0].split("{")[-1] if names else None)
+
+    # -- solving ----------------------------------------------------------------------------
+    def solve(self, t, w1, u=None):
+        """All unknowns ``z`` at time ``t`` for states ``w1``."""
+        u = self.inputs if u is None else u
+        key = (t, w1.tobytes(), u.tobytes(), self.modes)
+        cached = self._solve_cache
+        if cached[0] == key:
+            return cached[1]
+        c = self._c(t, u)
+        if not self._nonlinear:
+            lin = self._linear(self.modes)
+            z = lin.Z1 @ w1 + lin.Zc @ c
+            if lin.constraint is not None:
+                z = z + lin.Zd @ self._c_rate(t)
+        else:
+            z = self._newton(t, w1, u, c)
+        self._solve_cache = (key, z, c)
+        return z
+
+    def _newton(self, t, w1, u, c):
+        A = self._linear(self.modes).A
+        U2t, V1, V2 = self._U2t, self._V1, self._V2
+        base = V1 @ w1
+        w2 = self._w2_guess.copy()
+        for _ in range(NEWTON_MAX):
+            z = base + V2 @ w2
+            nl, jac = self._nl(z, u, t, True)
+            res = U2t @ (A @ z + c + nl)
+            if w2.size == 0:
+                break
+            J = U2t @ (A + jac) @ V2
+            try:
+                step = scipy.linalg.lu_solve(scipy.linalg.lu_factor(J, check_finite=True), res)
+            except (ValueError, np.linalg.LinAlgError):
+                step = np.linalg.lstsq(J, res, rcond=None)[0]
+            if not np.all(np.isfinite(step)):
+                break
+            # damping: halve the step while the residual grows (exponential laws)
+            norm0 = float(np.linalg.norm(res))
+            lam = 1.0
+            for _ in range(30):
+                trial = w2 - lam * step
+                zt = base + V2 @ trial
+                rt = U2t @ (A @ zt + c + self._nl(zt, u, t, False)[0])
+                if np.all(np.isfinite(rt)) and np.linalg.norm(rt) <= (1 - 1e-4 * lam) * norm0 + 1e-300:
+                    break
+                lam *= 0.5
+            w2 = trial
+            if lam * float(np.max(np.abs(step))) <= NEWTON_TOL * (1.0 + float(np.max(np.abs(w2)))):
+                break
+        else:
+            raise SimulationError("circuit_unsolvable", f"{self.label}: Newton's method did not converge at "
+                                  f"t = {t:.9g} (the non-linear network has no solution near the last one)")
+        z = base + V2 @ w2
+        nl, _ = self._nl(z, u, t, False)
+        res = U2t @ (A @ z + c + nl)
+        if res.size and not float(np.max(np.abs(res))) <= 1e-8 * (1.0 + float(np.max(np.abs(c))) +
+                                                                  float(np.max(np.abs(A @ z)))):
+            raise SimulationError("circuit_unsolvable", f"{self.label}: no solution of the non-linear network at "
+                                  f"t = {t:.9g}")
+        self._w2_guess = w2
+        return z
+
+    def derivative(self, t, x):
+        w1 = np.asarray(x, dtype=float)
+        u = self.inputs
+        if not self._nonlinear:
+            lin = self._linear(self.modes)
+            out = lin.K @ w1 + lin.L @ self._c(t, u)
+            return out if lin.constraint is None else out + lin.Ld @ self._c_rate(t)
+        z = self.solve(t, w1, u)
+        c = self._solve_cache[2]
+        A = self._linear(self.modes).A
+        nl, _ = self._nl(z, u, t, False)
+        return -self._sigma_inv * (self._U1t @ (A @ z + c + nl))
+
+    # -- events --------------------------------------------------------------------------
+    def _relations(self, t, z, u):
+        out = []
+        for sw in self._switches:
+            zl = np.array([z[c] if c is not None else 0.0 for c in sw.cols])
+            out.append(sw.element.relation(zl, u[sw.inputs] if sw.inputs else u[:0]))
+        return out
+
+    def event_functions(self, t, x):
+        if not self._switches:
+            return np.zeros(0)
+        z = self.solve(t, np.asarray(x, dtype=float))
+        return np.array(self._relations(t, z, self.inputs), dtype=float)
+
+    def relation_values(self, t, x):
+        return np.array([1.0 if on else 0.0 for on in self.modes])
+
+    def _iterate_modes(self, t, x):
+        w1 = np.asarray(x, dtype=float)
+        for _ in range(MODE_ITERATIONS):
+            z = self.solve(t, w1)
+            values = self._relations(t, z, self.inputs)
+            new = tuple(bool(sw.element.is_on(v)) for sw, v in zip(self._switches, values))
+            if new == self.modes:
+                return
+            self.modes = new
+        raise SimulationError("event_iteration", f"{self.label}: the switching elements' modes do not settle at "
+                              f"t = {t:.9g}")
+
+    def initialize(self, t0, x0):
+        self.events = []
+        self._w2_guess = np.zeros(self.n_unknowns - self.n_states)
+        self._solve_cache = (None, None, None)
+        if self._switches:
+            # MSL's IdealDiode starts with ``off = s < 0`` evaluated at the initial solution
+            self.modes = tuple(True for _ in self._switches)
+            self._iterate_modes(t0, x0)
+        constraint = self._constraint(t0)
+        if constraint is not None:
+            # index 2: the constraint on the states comes first, then the initial values
+            x0 = self._initial_state(self._starts, constraint)
+            self._solve_cache = (None, None, None)
+        return np.array(x0, dtype=float)
+
+    def _constraint(self, t):
+        """``(G, g)`` with the states bound to ``G w1 = g`` in the current mode, or None."""
+        if self._nonlinear:
+            return None
+        lin = self._linear(self.modes)
+        if lin.constraint is None:
+            return None
+        G, H = lin.constraint
+        return G, -(H @ self._c(t, self.inputs))
+
+    def handle_events(self, t, x, fired=()):
+        before = self.modes
+        if self._switches:
+            self._iterate_modes(t, x)
+        for sw, a, b in zip(self._switches, before, self.modes):
+            if a != b:
+                names = sw.element.mode_names
+                self.events.append(PhysicalEvent(t, sw.element.name, "mode", names[a], names[b]))
+        x = np.array(x, dtype=float)
+        constraint = self._constraint(t) if self.modes != before else None
+        if constraint is not None:
+            # a new index-2 constraint (a diode shorting a capacitor onto a source): the
+            # states jump onto it by the least change (an impulsive current)
+            G, g = constraint
+            x = x - np.linalg.lstsq(G, G @ x - g, rcond=None)[0]
+        return x
+
+    def next_time_event(self, t):
+        best = math.inf
+        for _, _, fn in self._functions:
+            tb = fn.next_break(t)
+            if tb < best:
+                best = tb
+        return best
+
+    def input_index(self, element: str) -> int:
+        return self._input_slots[element]
+
+    def input_slot(self, element: str, name: str) -> int:
+        return self.input_names.index(f"{element}.{name}")
+
+    # -- initial state -------------------------------------------------------------------
+    def _initial_state(self, starts, constraint=None):
+        """States meeting ``constraint`` ``(G, g)`` (index 2) and then the elements'
+        initial values in order, each one implied by the earlier ones checked."""
+        r = self.n_states
+        self._ignored_starts = []
+        if r == 0:
+            return np.zeros(0)
+        rows, values, owners = [], [], []
+        if constraint is not None:
+            for row, value in zip(*constraint):
+                rows.append(row)
+                values.append(float(value))
+                owners.append("a voltage source across a capacitor (or a current source in series with an inductor)")
+        for terms, value, owner in starts:
+            coefs = np.zeros(self.n_unknowns)
+            for col, coef in terms:
+                coefs[col] += coef
+            rows.append(coefs @ self._V1)   # initial conditions act on the states only (rowspace of E)
+            values.append(value)
+            owners.append(owner)
+        chosen, chosen_values = [], []
+        for row, value, owner in zip(rows, values, owners):
+            trial = np.array(chosen + [row])
+            if np.linalg.matrix_rank(trial, tol=1e-10 * max(1.0, float(np.abs(trial).max()))) > len(chosen):
+                chosen.append(row)
+                chosen_values.append(value)
+                continue
+            # implied by the earlier ones: check it
+            w = np.linalg.lstsq(np.array(chosen), np.array(chosen_values), rcond=None)[0]
+            implied = float(row @ w)
+            if abs(implied - value) > 1e-9 * max(1.0, abs(value), abs(implied)):
+                self._ignored_starts.append((owner, value, implied))
+        if not chosen:
+            return np.zeros(r)
+        return np.linalg.lstsq(np.array(chosen), np.array(chosen_values), rcond=None)[0]
+
+    def start_warnings(self) -> list:
+        return [f"{owner}: initial value {value:g} contradicts what its circuit imposes ({implied:g}: a capacitor "
+                "loop or a voltage source across it, an inductor cut-set or a current source in series); it is "
+                "ignored" for owner, value, implied in self._ignored_starts]
+
+    # -- reading -------------------------------------------------------------------------
+    def probe(self, kind: str, target: str, other: str | None = None) -> Callable:
+        """A reader ``(t, x) -> value``: ``across`` of a pin ``'element.pin'`` (minus
+        ``other``'s), or ``unknown`` ``'element.name'`` (a branch current)."""
+        col_a = self._col_of(kind, target)
+        col_b = self._col_of(kind, other) if other is not None else None
+
+        def read(t, x):
+            z = self.solve(t, np.asarray(x, dtype=float))
+            a = z[col_a] if col_a is not None else 0.0
+            b = z[col_b] if col_b is not None else 0.0
+            return float(a - b)
+        return read
+
+    def _col_of(self, kind, target):
+        element, name = target.split(".", 1)
+        pin_vars, unknowns = self._handles[element]
+        return pin_vars[name] if kind == "across" else unknowns[name]
+
+    def probe_linear(self, kind, target):
+        return None
+
+    def probe_inputs(self, kind: str, target: str, other: str | None = None) -> set:
+        """The input slots a probe's value depends on directly (not through the states): all
+        of them in a non-linear island; in a linear one those with a non-zero coefficient in
+        the eliminated solution, in the all-on and the all-off modes."""
+        if self._nonlinear:
+            return set(range(len(self.input_names)))
+        cols = [c for c in (self._col_of(kind, target), self._col_of(kind, other) if other else None)
+                if c is not None]
+        found = set()
+        for modes in {tuple(True for _ in self._switches), tuple(False for _ in self._switches)}:
+            Zc = self._linear(modes).Zc
+            gain = Zc[cols] @ self.B if cols else np.zeros((0, len(self.input_names)))
+            found |= {int(k) for k in np.nonzero(np.any(gain != 0.0, axis=0))[0]}
+        return found
+
+
+@dataclass
+class _Eliminated:
+    """A linear island's solution in one mode (see ``DaeIsland._linear``); only ``A`` for
+    a non-linear island."""
+    A: np.ndarray
+    Z1: np.ndarray | None = None
+    Zc: np.ndarray | None = None
+    Zd: np.ndarray | None = None
+    K: np.ndarray | None = None
+    L: np.ndarray | None = None
+    Ld: np.ndarray | None = None
+    constraint: tuple | None = None     # (G, H): the states obey G w1 + H c(t) = 0 (index 2)
+
+
+def _dense(entries, rows, cols) -> np.ndarray:
+    out = np.zeros((rows, cols))
+    for r, c, v in entries:
+        out[r, c] += v
+    return out
