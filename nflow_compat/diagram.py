@@ -27,9 +27,12 @@ class Limits:
     counted as the run goes. README "Limits" lists the error code of each."""
 
     max_steps: int = 10_000_000      # grid samples
-    # internal steps of the solver over the whole run (ode45 costs 0.2-0.5 ms a step on
-    # a small physical island here, so the default bounds such a run to well under a minute)
-    max_solver_steps: int = 100_000
+    # internal steps of the solver over the whole run, and the event checks a fast input
+    # adds (ode45 costs 0.2-0.5 ms a step on a small physical island here, an LSODA ('dae')
+    # step 0.1-0.3 ms; LSODA restarts at order 1 and takes ~30 steps between two events, so
+    # a run with ~5,000 events (a stick-slip mass under a 200 Hz force for 12 s) needs
+    # ~160,000; the default bounds a run to a few minutes)
+    max_solver_steps: int = 500_000
     max_blocks: int = 100_000
     max_width: int = 1_000_000       # elements of one signal
     # grid samples x the output elements of every block (1 for one without outputs) x the

@@ -28,6 +28,16 @@ def record(id="w", name="y"):
     return blk(id, "toWorkspace", VariableName=name, SaveFormat="Array")
 
 
+def pin(a, a_pin, b, b_pin):
+    """A physical connection: pin ``a_pin`` of block ``a`` to pin ``b_pin`` of block ``b``."""
+    return {"from": a, "fromPin": a_pin, "to": b, "toPin": b_pin}
+
+
+def rec(src, name):
+    """A recorder of output 0 of ``src`` under ``name``: ([block], [connection])."""
+    return [record(f"rec_{name}", name)], [wire(src, f"rec_{name}")]
+
+
 def run(d) -> dict:
     return nc.simulate(d)
 

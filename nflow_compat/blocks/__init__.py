@@ -31,6 +31,10 @@ class Phases:
     continuous: int = 0             # continuous states owned (integrated by a solver, not yet ported)
     part: object = None             # a continuous part integrated by the solvers (physical island)
     next_time_event: Callable[[float], float] | None = None  # first input jump after t (inf if none)
+    # time_scale(t0, t1): the shortest stretch of [t0, t1] over which the output can rise and
+    # fall back (half a period of a sine, one interval of played-back samples), inf if none;
+    # solvers check event functions several times per such stretch
+    time_scale: Callable[[float, float], float] | None = None
     feedthrough: object = None      # overrides the handler's feedthrough for this instance (e.g. under a solver)
     reads: tuple = ()               # signal slots ALGEBRAIC reads besides the block's wired inputs (a circuit
                                     # sensor reads what drives its island): ordered after their writers

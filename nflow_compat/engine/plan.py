@@ -216,7 +216,7 @@ class _CallerCallback:
             raise _CallerError(exc) from None
 
 
-_PHASE_FNS = ("init", "output", "algebraic", "update", "after_step", "result", "next_time_event")
+_PHASE_FNS = ("init", "output", "algebraic", "update", "after_step", "result", "next_time_event", "time_scale")
 
 
 def _failing_block(phases: list, exc: BaseException):

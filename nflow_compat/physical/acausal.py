@@ -48,7 +48,7 @@ from typing import Callable, ClassVar
 import numpy as np
 import scipy.linalg
 from scipy.sparse import coo_matrix
-from scipy.sparse.csgraph import connected_components, maximum_bipartite_matching
+from scipy.sparse.csgraph import breadth_first_order, connected_components, maximum_bipartite_matching
 
 from ..errors import DiagramError, SimulationError
 from .network import PhysicalEvent
@@ -70,6 +70,7 @@ DOMAINS = {
 NEWTON_MAX = 60
 NEWTON_TOL = 1e-10
 MODE_ITERATIONS = 50
+TIE_TOLERANCE = 1e-12   # relative to the island's largest unknown: a relation this close to 0 is a tie
 EXP_LIMIT = 700.0      # exp() arguments are clipped here while Newton searches (never at a solution)
 
 
@@ -444,7 +445,7 @@ class DaeIsland:
         for sw in asm.switches:
             entries |= set((r, c) for r, c, _ in sw.on + sw.off)
         for nl in asm.nonlinear:
-            entries |= set((r, c) for r in nl.rows for c in nl.cols if c is not None)
+            entries |= set((r, c) for r in nl.rows for c in nl.cols if r is not None and c is not None)
         if m != n:
             self._structural_error(None, "more equations than unknowns" if m > n else "more unknowns than equations")
         rows, cols = zip(*entries) if entries else ((), ())
@@ -452,12 +453,12 @@ class DaeIsland:
         match = maximum_bipartite_matching(pattern, perm_type="column")
         unmatched = [r for r in range(m) if match[r] < 0]
         if unmatched:
-            self._structural_error(unmatched, None)
+            self._structural_error(_conflicting_rows(pattern, match, unmatched), None)
 
     def _structural_error(self, rows, why):
         blocks = sorted({name for r in (rows or range(len(self._row_owner))) for name in self._row_owner[r]})
         raise DiagramError("singular_circuit", f"{self.label}: the network equations are structurally singular "
-                           f"({why or 'equations that no unknown can satisfy'}): look for a loop of voltage "
+                           f"({why or 'conflicting equations'}): look for a loop of voltage "
                            "sources, a cut-set of current sources, an op-amp without feedback or a floating node; "
                            "blocks involved: " + ", ".join(blocks[:8]) + (", ..." if len(blocks) > 8 else ""),
                            block=blocks[0] if blocks else None)
@@ -677,12 +678,20 @@ class DaeIsland:
 
     def _iterate_modes(self, t, x):
         w1 = np.asarray(x, dtype=float)
+        switched = set()
         for _ in range(MODE_ITERATIONS):
             z = self.solve(t, w1)
             values = self._relations(t, z, self.inputs)
-            new = tuple(bool(sw.element.is_on(v)) for sw, v in zip(self._switches, values))
+            # At a located event the relation is ~0 in both modes (the characteristic is
+            # continuous there) and rounding may give it opposite signs: an element that has
+            # just switched keeps its new mode while its relation is such a tie.
+            tie = TIE_TOLERANCE * (1.0 + float(np.max(np.abs(z), initial=0.0)))
+            # bool(): a relation computed from numpy values gives numpy bools (they cannot index mode_names)
+            new = tuple(on if k in switched and abs(v) <= tie else bool(sw.element.is_on(v))
+                        for k, (sw, v, on) in enumerate(zip(self._switches, values, self.modes)))
             if new == self.modes:
                 return
+            switched |= {k for k, (a, b) in enumerate(zip(self.modes, new)) if a != b}
             self.modes = new
         raise SimulationError("event_iteration", f"{self.label}: the switching elements' modes do not settle at "
                               f"t = {t:.9g}")
@@ -835,6 +844,25 @@ class _Eliminated:
     L: np.ndarray | None = None
     Ld: np.ndarray | None = None
     constraint: tuple | None = None     # (G, H): the states obey G w1 + H c(t) = 0 (index 2)
+
+
+def _conflicting_rows(pattern, match, unmatched) -> list:
+    """The equations in conflict with the unmatched ones: those reached from them by
+    alternating paths (an equation -> its unknowns -> the equations matched to those), the
+    over-determined part of the Dulmage-Mendelsohn decomposition. A loop of voltage sources
+    so names every source of the loop, not only the one the matching left over."""
+    m, n = pattern.shape
+    entries = pattern.tocoo()
+    matched = np.flatnonzero(match >= 0)
+    # graph nodes: the equations 0..m-1, then the unknowns m..m+n-1
+    sources = np.concatenate([entries.row, m + match[matched]])
+    targets = np.concatenate([m + entries.col, matched])
+    graph = coo_matrix((np.ones(sources.size), (sources, targets)), shape=(m + n, m + n)).tocsr()
+    reached = set()
+    for row in unmatched:
+        order = breadth_first_order(graph, row, directed=True, return_predecessors=False)
+        reached.update(int(k) for k in order if k < m)
+    return sorted(reached)
 
 
 def _dense(entries, rows, cols) -> np.ndarray:
