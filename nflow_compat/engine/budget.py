@@ -43,10 +43,10 @@ def check_work(n_samples: int, step_work: int, limit: int, heaviest=None) -> Non
     passes = ""
     if heaviest is not None:
         sub_id, sub_path, count = heaviest
-        passes = f" (counting {count:.4g} passes per step of subsystem {sub_id!r} and those around it)"
+        passes = f" (counting {count:,} passes per step of subsystem {sub_id!r} and those around it)"
         where = {"path": sub_path, "block": sub_id}
-    raise SimulationError("too_many_element_steps", f"{n_samples} samples x {step_work:.4g} element-steps per "
-                          f"step{passes} = {work:.4g} element-steps (limit {limit:.4g}); shorten the run, enlarge "
+    raise SimulationError("too_many_element_steps", f"{n_samples:,} samples x {step_work:,} element-steps per "
+                          f"step{passes} = {work:,} element-steps (limit {limit:,}); shorten the run, enlarge "
                           "sampleTime, lower the iteration counts or raise the limit", **where)
 
 
@@ -99,22 +99,22 @@ class Budget:
             self._out_of_time()
         total = self.known + self.extra
         if total > self.limit:
-            raise SimulationError("too_many_element_steps", f"the run did more than {self.limit:.4g} element-steps "
-                                  f"by sample {steps} of {self.n_samples} (while-iterator passes and algebraic-loop "
+            raise SimulationError("too_many_element_steps", f"the run did more than {self.limit:,} element-steps "
+                                  f"by sample {steps:,} of {self.n_samples:,} (while-iterator passes and algebraic-loop "
                                   "sweeps beyond the first are counted as they run); raise the limit, or make the "
                                   "loops converge sooner", path="/duration")
         if self.extra >= EVIDENCE * self.limit:
             rate = self.extra / steps
             projected = self.known + self.extra + rate * max(0, self.n_samples - steps)
             if projected > self.limit:
-                raise SimulationError("too_many_element_steps", f"at the rate of its first {steps} samples "
+                raise SimulationError("too_many_element_steps", f"at the rate of its first {steps:,} samples "
                                       f"({rate:.4g} element-steps per sample in while-iterator passes and "
                                       "algebraic-loop sweeps beyond the first), the run would need about "
-                                      f"{projected:.4g} element-steps over its {self.n_samples} samples (limit "
-                                      f"{self.limit:.4g}); raise the limit, or make the loops converge sooner",
+                                      f"{projected:.4g} element-steps over its {self.n_samples:,} samples (limit "
+                                      f"{self.limit:,}); raise the limit, or make the loops converge sooner",
                                       path="/duration")
 
     def _out_of_time(self):
         raise SimulationError("time_limit", f"the run took more than {self.max_seconds:g} s of wall-clock time "
-                              f"(Limits.max_seconds), {self.done} of {self.n_samples} samples done; raise the "
+                              f"(Limits.max_seconds), {self.done:,} of {self.n_samples:,} samples done; raise the "
                               "limit or shorten the run")

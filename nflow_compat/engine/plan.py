@@ -284,10 +284,10 @@ def _check_recorded(diagram: Diagram, phases: list, limits: Limits) -> None:
         return
     largest = max(range(len(phases)), key=lambda i: phases[i].recorded)
     b = diagram.blocks[largest]
-    raise SimulationError("too_many_recorded_values", f"the recorders would keep {total:.4g} values over "
-                          f"{diagram.n_samples} samples (samples x (elements + 1 for the time); limit "
-                          f"{limits.max_recorded_values:.4g}); the largest is {b.id!r} ({b.type.type}, "
-                          f"{phases[largest].recorded:.4g}). Shorten the run, record less (Decimation, "
+    raise SimulationError("too_many_recorded_values", f"the recorders would keep {total:,} values over "
+                          f"{diagram.n_samples:,} samples (samples x (elements + 1 for the time); limit "
+                          f"{limits.max_recorded_values:,}); the largest is {b.id!r} ({b.type.type}, "
+                          f"{phases[largest].recorded:,}). Shorten the run, record less (Decimation, "
                           "MaxDataPoints) or raise the limit", block=b.id, path=b.path)
 
 
