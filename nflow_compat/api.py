@@ -27,7 +27,7 @@ from .errors import DiagramError, NFlowError, SimulationError, out_of_memory
 
 
 @contextmanager
-def _expression_limits(limits: Limits | None):
+def expression_limits(limits: Limits | None):
     lim = limits or Limits()
     with expr.limits(lim.max_expression_length, lim.max_exponent):
         yield
@@ -118,7 +118,7 @@ def validate(diagram: dict, *, limits: Limits | None = None, _depth_checked: boo
     if not _depth_checked:
         check_depth(diagram, lim.max_json_depth)
     try:
-        with _expression_limits(lim):
+        with expression_limits(lim):
             return parse(diagram, lim)
     except RecursionError:
         raise DiagramError("too_deep", "the diagram nests arrays or objects too deeply", path="") from None
@@ -127,9 +127,15 @@ def validate(diagram: dict, *, limits: Limits | None = None, _depth_checked: boo
 def compile_plan(diagram: dict, *, limits: Limits | None = None, base_dir=None,
                  _depth_checked: bool = False) -> Plan:
     """A reusable execution plan: ``plan.run()`` as often as needed, compiled once."""
-    with _expression_limits(limits), _typed_errors():
-        return _or_out_of_memory(lambda: Plan(validate(diagram, limits=limits, _depth_checked=_depth_checked),
-                                              limits, base_dir=base_dir), "compiling the diagram")
+    with expression_limits(limits), _typed_errors():
+        return _or_out_of_memory(lambda: build_plan(validate(diagram, limits=limits, _depth_checked=_depth_checked),
+                                                    limits=limits, base_dir=base_dir), "compiling the diagram")
+
+
+def build_plan(diagram: Diagram, *, limits: Limits | None = None, base_dir=None) -> Plan:
+    """The plan of an already validated ``Diagram`` (``validate``, ``diagram.with_params``)."""
+    with expression_limits(limits), _typed_errors():
+        return _or_out_of_memory(lambda: Plan(diagram, limits, base_dir=base_dir), "compiling the diagram")
 
 
 def _or_out_of_memory(call, doing: str):
@@ -140,6 +146,12 @@ def _or_out_of_memory(call, doing: str):
     except MemoryError:
         pass
     raise out_of_memory(doing)
+
+
+def run_diagram(diagram: Diagram, *, limits: Limits | None = None, base_dir=None, progress=None) -> dict:
+    """Compile and run an already validated ``Diagram``; the result holds numpy arrays."""
+    with expression_limits(limits):
+        return build_plan(diagram, limits=limits, base_dir=base_dir).run(progress=progress)
 
 
 @contextmanager
@@ -157,9 +169,9 @@ def _typed_errors():
 
 
 def _run(diagram: dict, limits: Limits | None, base_dir, progress, depth_checked: bool = False) -> dict:
-    with _expression_limits(limits):
-        plan = compile_plan(diagram, limits=limits, base_dir=base_dir, _depth_checked=depth_checked)
-        return plan.run(progress=progress)
+    with expression_limits(limits), _typed_errors():
+        parsed = validate(diagram, limits=limits, _depth_checked=depth_checked)
+    return run_diagram(parsed, limits=limits, base_dir=base_dir, progress=progress)
 
 
 def simulate(diagram: dict, *, limits: Limits | None = None, base_dir=None, progress=None) -> dict:

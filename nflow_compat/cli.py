@@ -1,4 +1,4 @@
-"""``nflow-sim``: a stdin/stdout pipe by default, plus run/validate/schema/blocks/fmu-info/fmu-block/plot.
+"""``nflow-sim``: a stdin/stdout pipe by default, plus run/validate/schema/blocks/fmu-info/fmu-block/plot/sweep.
 
 Exit codes: 0 success, 2 the diagram is wrong, 1 running it failed, 130 interrupted (Ctrl-C).
 On error stdout carries ``{"status": "error", "error": {...}}`` and stderr the message.
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import orjson
 
-from . import api
+from . import api, sweeps
 from .diagram import Limits
 from .errors import DiagramError, NFlowError, SimulationError, out_of_memory
 
@@ -34,8 +34,10 @@ class ProgressBar:
     run has lasted ``delay`` seconds and then at most every ``interval`` seconds, so short
     runs print nothing and the callback stays cheap. ``close()`` erases it."""
 
-    def __init__(self, stream, *, delay: float = 1.0, interval: float = 0.2, clock=time.monotonic):
+    def __init__(self, stream, *, delay: float = 1.0, interval: float = 0.2, clock=time.monotonic,
+                 unit: str = "samples"):
         self.stream = stream
+        self.unit = unit
         self.delay = delay
         self.interval = interval
         self.clock = clock
@@ -58,7 +60,7 @@ class ProgressBar:
         filled = int(round(frac * bar_len))
         eta = f", ~{left:.0f} s left" if math.isfinite(left) else ""
         line = (f"nflow-sim [{'#' * filled}{'.' * (bar_len - filled)}] {100 * frac:5.1f}% "
-                f"{done}/{total} samples {elapsed:.0f} s{eta}")[: max(1, columns - 1)]
+                f"{done}/{total} {self.unit} {elapsed:.0f} s{eta}")[: max(1, columns - 1)]
         pad = " " * max(0, self.width - len(line))
         self.stream.write("\r" + line + pad)
         self.stream.flush()
@@ -71,7 +73,7 @@ class ProgressBar:
             self.width = 0
 
 
-def _progress(args):
+def _progress(args, unit: str = "samples"):
     """The progress callback for this invocation, or None (--quiet, or stderr not a terminal)."""
     if getattr(args, "quiet", False):
         return None
@@ -80,7 +82,7 @@ def _progress(args):
             return None
     except (AttributeError, ValueError):
         return None
-    return ProgressBar(sys.stderr, delay=PROGRESS_DELAY)
+    return ProgressBar(sys.stderr, delay=PROGRESS_DELAY, unit=unit)
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -182,8 +184,8 @@ def _base_dir(args) -> str:
     return os.getcwd()
 
 
-def _run_with_progress(args, call):
-    bar = _progress(args)
+def _run_with_progress(args, call, unit: str = "samples"):
+    bar = _progress(args, unit)
     try:
         return call(bar)
     finally:
@@ -214,6 +216,26 @@ def _validate(args) -> int:
     _write(orjson.dumps({"status": "ok", "blocks": len(diagram.blocks), "connections":
                          len(diagram.wires) + len(diagram.links), "samples": diagram.n_samples}).decode())
     return EXIT_OK
+
+
+def _sweep(args) -> int:
+    """Run a sweep spec; the table goes to -o (a Parquet dataset directory), a summary to stdout."""
+    try:
+        frame = _run_with_progress(args, lambda bar: sweeps.sweep(
+            args.spec, output=args.output, scheduler=args.scheduler, workers=args.workers,
+            batch_size=args.batch_size, limits=args.limits, base_dir=args.base_dir, progress=bar), unit="runs")
+    except sweeps.Interrupted as stop:
+        sys.stderr.write(f"nflow-sim: interrupted; {stop.done} of {stop.total} runs are saved in {args.output} "
+                         "(run the same command again to run the rest)\n")
+        return EXIT_INTERRUPTED
+    codes = frame["error_code"].value_counts().to_dict()
+    lost = sum(codes.get(code, 0) for code in sweeps.LOST)
+    _write(orjson.dumps({"status": "ok", "runs": len(frame), "ok": int((frame["status"] == "ok").sum()),
+                         "errors": codes, "output": args.output}).decode(), None)
+    if lost:
+        sys.stderr.write(f"nflow-sim: {lost} run(s) got no result (their workers died); run the same command "
+                         "again to retry them\n")
+    return EXIT_SIMULATION if lost else EXIT_OK
 
 
 def _schema(args) -> int:
@@ -334,6 +356,20 @@ def _parser() -> argparse.ArgumentParser:
     sch = sub.add_parser("schema", help="print the diagram JSON Schema, or one block type's params schema")
     sch.add_argument("type", nargs="?")
     sch.set_defaults(func=_schema)
+    swp = sub.add_parser("sweep", help="run a sweep spec (many variants of one diagram) on Dask; needs the "
+                         "extra 'sweep'")
+    swp.add_argument("spec", help="the sweep spec JSON file")
+    swp.add_argument("-o", "--output", required=True, help="results directory (a Parquet dataset, e.g. "
+                     "results.parquet; traces go to results.traces); an unfinished one is resumed")
+    swp.add_argument("--scheduler", metavar="ADDRESS", help="a Dask scheduler (tcp:// or tls://; TLS settings "
+                     "from the Dask config); default: a local cluster")
+    swp.add_argument("--workers", type=int, metavar="N", help="local cluster worker processes (default: one per core)")
+    swp.add_argument("--batch-size", type=int, metavar="N", help="runs per Dask task (default: automatic)")
+    swp.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS, help="no progress bar")
+    swp.add_argument("--base-dir", metavar="DIR", default=argparse.SUPPRESS,
+                     help="directory fileSource/fileSink paths are confined to (default: the diagram file's)")
+    _add_common(swp, simulates=False, top=False)
+    swp.set_defaults(func=_sweep)
     blk = sub.add_parser("blocks", help="list the block types that run")
     blk.add_argument("--json", action="store_true")
     blk.set_defaults(func=_blocks)

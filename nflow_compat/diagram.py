@@ -6,7 +6,7 @@ result. Each problem is a ``DiagramError`` with a JSON pointer into the input.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 
 import numpy as np
 
@@ -487,3 +487,19 @@ def parse(raw, limits: Limits | None = None) -> Diagram:
         raise SimulationError("too_many_steps", f"duration/sampleTime gives {ratio:.6g} steps "
                               f"(limit {limits.max_steps} steps)", path="/duration")
     return diagram
+
+
+def with_params(diagram: Diagram, values: dict) -> Diagram:
+    """``diagram`` with some block parameters set anew: ``values`` maps (block index,
+    param name) to a raw value, normalized and checked as ``parse`` does it. Blocks that
+    keep their parameters are shared with ``diagram``, not copied (a Plan reads its
+    Diagram, never changes it), so a sweep re-binds a validated diagram without parsing
+    it again. Parameters that change the diagram's shape (subsystem contents, variables)
+    are not block parameters here: such a change needs ``parse``."""
+    blocks = list(diagram.blocks)
+    for (index, name), value in values.items():
+        block = blocks[index]
+        if block is diagram.blocks[index]:
+            block = blocks[index] = replace(block, params=dict(block.params))
+        block.params[name] = normalize_param(block.type.params[name], value, diagram.variables, block.where(name))
+    return replace(diagram, blocks=blocks, warnings=list(diagram.warnings))

@@ -21,7 +21,8 @@ one param with different values, duplicate block ids, connections naming missing
 or pins.
 
 ``python -m nflow_compat.schema --write schemas`` regenerates the checked-in files
-(``schemas/diagram.schema.json``, ``schemas/blocks/<type>.params.schema.json``);
+(``schemas/diagram.schema.json``, ``schemas/blocks/<type>.params.schema.json``, and
+``schemas/sweep.schema.json``, the sweep spec's schema from ``sweeps.spec``);
 ``--check schemas`` exits 1 and lists the files that are stale.
 """
 from __future__ import annotations
@@ -39,9 +40,11 @@ from .diagram import MAX_PORTS, SOLVERS
 from .errors import DiagramError, did_you_mean, pointer
 from .expr import MAX_LENGTH
 from .manifests import BlockType, ParamSpec, block_types
+from .sweeps.spec import sweep_schema
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 DIAGRAM_FILE = "diagram.schema.json"
+SWEEP_FILE = "sweep.schema.json"
 BLOCKS_DIR = "blocks"
 
 # Characters the expression tokenizer (expr._TOKEN) can read; anything else fails to evaluate.
@@ -457,7 +460,7 @@ def _dump(doc: dict) -> bytes:
 
 def generate() -> dict:
     """Relative path (posix) -> file content, for every checked-in schema file."""
-    files = {DIAGRAM_FILE: _dump(diagram_schema())}
+    files = {DIAGRAM_FILE: _dump(diagram_schema()), SWEEP_FILE: _dump(sweep_schema())}
     for name in block_types():
         files[f"{BLOCKS_DIR}/{_params_file(name)}"] = _dump(params_schema_for(name))
     return files
@@ -465,8 +468,7 @@ def generate() -> dict:
 
 def _on_disk(root: Path) -> set:
     found = set()
-    if (root / DIAGRAM_FILE).is_file():
-        found.add(DIAGRAM_FILE)
+    found |= {name for name in (DIAGRAM_FILE, SWEEP_FILE) if (root / name).is_file()}
     if (root / BLOCKS_DIR).is_dir():
         found |= {f"{BLOCKS_DIR}/{p.name}" for p in (root / BLOCKS_DIR).glob("*.schema.json")}
     return found

@@ -272,6 +272,37 @@ class Stamp:
             self._net.starts.append((terms, float(value), self.element.name))
 
 
+# ----------------------------------------------------------------------------- shared laws
+
+class SignalConductance(Element):
+    """A one-port ``flow(a -> b) = u * (across(a) - across(b))``, the conductance ``u``
+    from the element's signal input (VariableConductor, Convection)."""
+
+    def stamp(self, s):
+        a, b = self.pins
+
+        def flow(z, u, t):
+            f = u[0] * (z[0] - z[1])
+            return np.array([f, -f]), np.array([[u[0], -u[0]], [-u[0], u[0]]])
+        s.nonlinear([s.node_row(a), s.node_row(b)], [s.v(a), s.v(b)], flow, inputs=[s.input(self.inputs[0])])
+
+
+class SignalResistance(Element):
+    """A one-port ``across(a) - across(b) = u * flow`` with the flow an unknown, the
+    resistance ``u`` from the signal input (so ``u = 0`` is a short: VariableResistor,
+    ConvectiveResistor)."""
+
+    def stamp(self, s):
+        a, b = self.pins
+        flow = s.x(self.unknowns[0])
+        s.branch(a, b, [(flow, 1.0)])
+        row = s.across_row(a, b)
+
+        def drop(z, u, t):
+            return np.array([-u[0] * z[0]]), np.array([[-u[0]]])
+        s.nonlinear([row], [flow], drop, inputs=[s.input(self.inputs[0])])
+
+
 # ----------------------------------------------------------------------------- assembly
 
 class _Assembly:
@@ -462,6 +493,12 @@ class DaeIsland:
                            "sources, a cut-set of current sources, an op-amp without feedback or a floating node; "
                            "blocks involved: " + ", ".join(blocks[:8]) + (", ..." if len(blocks) > 8 else ""),
                            block=blocks[0] if blocks else None)
+
+    def eliminate_now(self):
+        """A network without modes has one elimination: do it at compile time, so that its
+        errors (index 2 driven by a signal, a singular network) come before the run."""
+        if not self._switches:
+            self._linear(self.modes)
 
     # -- pieces of the equations -----------------------------------------------------------
     def _A(self, modes):
