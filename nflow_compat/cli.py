@@ -231,7 +231,7 @@ def _sweep(args) -> int:
     codes = frame["error_code"].value_counts().to_dict()
     lost = sum(codes.get(code, 0) for code in sweeps.LOST)
     _write(orjson.dumps({"status": "ok", "runs": len(frame), "ok": int((frame["status"] == "ok").sum()),
-                         "errors": codes, "output": args.output}).decode(), None)
+                         "errors": codes, "output": args.output}).decode())
     if lost:
         sys.stderr.write(f"nflow-sim: {lost} run(s) got no result (their workers died); run the same command "
                          "again to retry them\n")
