@@ -28,8 +28,8 @@ import math
 import numpy as np
 
 from ..errors import did_you_mean
-from ..results import Recording
 from ..expr import evaluate
+from ..results import Recording
 from . import Phases, block, no_outputs, scalar_out
 
 OBSERVERS = ("dashboardScope", "dashboardDisplay", "dashboardGauge", "dashboardHalfGauge",
