@@ -8,6 +8,9 @@ Keywords every entry point takes:
   the CLI passes the diagram file's directory (``run``) or the current one (the pipe).
 * ``progress``: ``progress(done, total)`` called now and then during the run with the
   grid points done so far (the CLI draws its progress bar with it).
+
+Running out of memory anywhere (compiling, running, building or writing the result) is the
+SimulationError ``out_of_memory``.
 """
 from __future__ import annotations
 
@@ -20,7 +23,7 @@ import orjson
 from . import expr, results
 from .diagram import Diagram, Limits, parse
 from .engine import Plan
-from .errors import DiagramError, NFlowError, SimulationError
+from .errors import DiagramError, NFlowError, SimulationError, out_of_memory
 
 
 @contextmanager
@@ -125,14 +128,24 @@ def compile_plan(diagram: dict, *, limits: Limits | None = None, base_dir=None,
                  _depth_checked: bool = False) -> Plan:
     """A reusable execution plan: ``plan.run()`` as often as needed, compiled once."""
     with expression_limits(limits), _typed_errors():
-        return build_plan(validate(diagram, limits=limits, _depth_checked=_depth_checked), limits=limits,
-                          base_dir=base_dir)
+        return _or_out_of_memory(lambda: build_plan(validate(diagram, limits=limits, _depth_checked=_depth_checked),
+                                                    limits=limits, base_dir=base_dir), "compiling the diagram")
 
 
 def build_plan(diagram: Diagram, *, limits: Limits | None = None, base_dir=None) -> Plan:
     """The plan of an already validated ``Diagram`` (``validate``, ``diagram.with_params``)."""
     with expression_limits(limits), _typed_errors():
-        return Plan(diagram, limits, base_dir=base_dir)
+        return _or_out_of_memory(lambda: Plan(diagram, limits, base_dir=base_dir), "compiling the diagram")
+
+
+def _or_out_of_memory(call, doing: str):
+    """``call()``, a MemoryError turned into ``out_of_memory``: raised once the handler is
+    left, so the failed work's frames (and the memory they hold) are gone by then."""
+    try:
+        return call()
+    except MemoryError:
+        pass
+    raise out_of_memory(doing)
 
 
 def run_diagram(diagram: Diagram, *, limits: Limits | None = None, base_dir=None, progress=None) -> dict:
@@ -163,11 +176,23 @@ def _run(diagram: dict, limits: Limits | None, base_dir, progress, depth_checked
 
 def simulate(diagram: dict, *, limits: Limits | None = None, base_dir=None, progress=None) -> dict:
     """Run a decoded diagram; the result holds plain Python lists and floats."""
-    return results.to_python(_run(diagram, limits, base_dir, progress))
+    return _or_out_of_memory(lambda: results.to_python(_run(diagram, limits, base_dir, progress)),
+                             "running the diagram and building its result")
 
 
 def simulate_json(text, *, allow_nan: bool = False, limits: Limits | None = None, base_dir=None,
                   progress=None) -> str:
     """The drop-in for ``__nflow_simulate__``: diagram JSON text in, result JSON text out."""
     doc = load_json(text, limits=limits)     # its depth is checked on the text, at C speed
-    return results.encode(_run(doc, limits, base_dir, progress, depth_checked=True), allow_nan=allow_nan)
+    return _or_out_of_memory(lambda: results.encode(_run(doc, limits, base_dir, progress, depth_checked=True),
+                                                    allow_nan=allow_nan), "running the diagram and writing its result")
+
+
+def simulate_to(out, text, *, allow_nan: bool = False, limits: Limits | None = None, base_dir=None,
+                progress=None) -> None:
+    """``simulate_json``'s text written to the binary stream ``out`` a piece at a time
+    (``results.write_json``): the memory it needs stays near that of the recorded data,
+    never the data and the whole text together."""
+    doc = load_json(text, limits=limits)
+    _or_out_of_memory(lambda: results.write_json(_run(doc, limits, base_dir, progress, depth_checked=True), out,
+                                                 allow_nan=allow_nan), "running the diagram and writing its result")

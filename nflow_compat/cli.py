@@ -20,10 +20,11 @@ import orjson
 
 from . import api, sweeps
 from .diagram import Limits
-from .errors import DiagramError, NFlowError, SimulationError
+from .errors import DiagramError, NFlowError, SimulationError, out_of_memory
 
 EXIT_OK, EXIT_SIMULATION, EXIT_DIAGRAM, EXIT_INTERRUPTED = 0, 1, 2, 130
 PROGRESS_DELAY = 1.0      # seconds a run lasts before its progress bar appears
+MAX_SECONDS = 600.0       # the CLI's wall-clock limit of a run (Limits.max_seconds; off in the API)
 
 
 # ----------------------------------------------------------------------------- progress bar
@@ -110,15 +111,44 @@ def check_output(out_path: str | None) -> None:
     raise OutputError("unwritable_output", f"cannot write {out_path}: {problem}")
 
 
-def _write(text: str, out_path: str | None):
-    if not out_path:
-        sys.stdout.write(text + "\n")
-        return
-    try:
-        with open(out_path, "w", encoding="utf-8") as fh:
-            fh.write(text + "\n")
-    except OSError as exc:
-        raise OutputError("unwritable_output", f"cannot write {out_path}: {exc.strerror}") from None
+def _write(text: str):
+    sys.stdout.write(text + "\n")
+
+
+class _Output:
+    """Where ``run`` writes its result, in pieces (``api.simulate_to``): the ``-o`` file,
+    opened at the first write (a run that fails creates none) and removed when the
+    writing fails part way, or stdout (where a failure part way leaves the pieces written,
+    then a line break and the error line)."""
+
+    def __init__(self, path: str | None):
+        self.path, self.stream = path, None
+
+    def write(self, data: bytes) -> None:
+        if self.stream is None:
+            self.stream = self._open()
+        self.stream.write(data)
+
+    def _open(self):
+        if not self.path:
+            sys.stdout.flush()
+            return sys.stdout.buffer
+        try:
+            return open(self.path, "wb")
+        except OSError as exc:
+            raise OutputError("unwritable_output", f"cannot write {self.path}: {exc.strerror}") from None
+
+    def close(self, complete: bool) -> None:
+        if self.stream is None:
+            return
+        if self.path:
+            self.stream.close()
+            if not complete:
+                os.unlink(self.path)
+            return
+        if not complete:
+            self.stream.write(b"\n")
+        self.stream.flush()
 
 
 def _fail(err: NFlowError) -> int:
@@ -169,9 +199,14 @@ def _simulate(args) -> int:
     limits = args.limits
     check_output(args.output)
     text = _read(args.file, limits.max_input_bytes)
-    result = _run_with_progress(args, lambda bar: api.simulate_json(
-        text, allow_nan=args.allow_nan, limits=limits, base_dir=_base_dir(args), progress=bar))
-    _write(result, args.output)
+    out, complete = _Output(args.output), False
+    try:
+        _run_with_progress(args, lambda bar: api.simulate_to(
+            out, text, allow_nan=args.allow_nan, limits=limits, base_dir=_base_dir(args), progress=bar))
+        out.write(b"\n")
+        complete = True
+    finally:
+        out.close(complete)
     return EXIT_OK
 
 
@@ -179,7 +214,7 @@ def _validate(args) -> int:
     limits = args.limits
     diagram = api.validate(api.load_json(_read(args.file, limits.max_input_bytes), limits=limits), limits=limits)
     _write(orjson.dumps({"status": "ok", "blocks": len(diagram.blocks), "connections":
-                         len(diagram.wires) + len(diagram.links), "samples": diagram.n_samples}).decode(), None)
+                         len(diagram.wires) + len(diagram.links), "samples": diagram.n_samples}).decode())
     return EXIT_OK
 
 
@@ -196,7 +231,7 @@ def _sweep(args) -> int:
     codes = frame["error_code"].value_counts().to_dict()
     lost = sum(codes.get(code, 0) for code in sweeps.LOST)
     _write(orjson.dumps({"status": "ok", "runs": len(frame), "ok": int((frame["status"] == "ok").sum()),
-                         "errors": codes, "output": args.output}).decode(), None)
+                         "errors": codes, "output": args.output}).decode())
     if lost:
         sys.stderr.write(f"nflow-sim: {lost} run(s) got no result (their workers died); run the same command "
                          "again to retry them\n")
@@ -209,7 +244,7 @@ def _schema(args) -> int:
         doc = schema.diagram_schema()
     else:
         doc = schema.params_schema_for(args.type)
-    _write(orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode(), None)
+    _write(orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode())
     return EXIT_OK
 
 
@@ -217,7 +252,7 @@ def _blocks(args) -> int:
     from .blocks import supported_types
     rows = supported_types()
     if args.json:
-        _write(orjson.dumps(rows, option=orjson.OPT_INDENT_2).decode(), None)
+        _write(orjson.dumps(rows, option=orjson.OPT_INDENT_2).decode())
     else:
         for row in rows:
             sys.stdout.write(f"{row['type']:32s} {row['library']:22s} {row['label']}\n")
@@ -226,14 +261,14 @@ def _blocks(args) -> int:
 
 def _fmu_info(args) -> int:
     from .blocks.fmi import describe
-    _write(orjson.dumps(describe(Path(args.file)), option=orjson.OPT_INDENT_2).decode(), None)
+    _write(orjson.dumps(describe(Path(args.file)), option=orjson.OPT_INDENT_2).decode())
     return EXIT_OK
 
 
 def _fmu_block(args) -> int:
     from .blocks.fmi import block_entry
     entry = block_entry(Path(args.file), args.type, args.path)
-    _write(orjson.dumps(entry, option=orjson.OPT_INDENT_2).decode(), None)
+    _write(orjson.dumps(entry, option=orjson.OPT_INDENT_2).decode())
     return EXIT_OK
 
 
@@ -254,7 +289,7 @@ def _plot(args) -> int:
     if diagram is not None:    # compiled (not run) to see what feeds each recorder
         names = plot.channel_names(api.compile_plan(diagram, limits=limits, base_dir=_base_dir(args)))
     info = plot.render(doc, args.output, title=args.title, dpi=args.dpi, names=names)
-    _write(orjson.dumps({"status": "ok", "output": args.output, **info}).decode(), None)
+    _write(orjson.dumps({"status": "ok", "output": args.output, **info}).decode())
     return EXIT_OK
 
 
@@ -366,7 +401,8 @@ def _parse(argv):
     parser = _parser()
     args = parser.parse_args(argv)
     try:
-        args.limits = Limits(**dict((args.limit or []) + (getattr(args, "command_limit", None) or [])))
+        args.limits = Limits(**dict([("max_seconds", MAX_SECONDS)] + (args.limit or [])
+                                    + (getattr(args, "command_limit", None) or [])))
     except ValueError as exc:
         parser.error(str(exc))
     return args
@@ -381,5 +417,8 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         sys.stderr.write("nflow-sim: interrupted\n")
         return EXIT_INTERRUPTED
+    except MemoryError:
+        pass    # answered below, once what the failed work held is released
     except Exception as exc:  # a bug of ours: still a clean, typed answer
         return _fail(SimulationError("internal_error", f"internal error: {type(exc).__name__}: {exc}"))
+    return _fail(out_of_memory(f"running nflow-sim {args.command or ''}".rstrip()))

@@ -22,9 +22,9 @@ MAX_PORTS = 10_000
 class Limits:
     """Caller-configurable bounds; each exceeded bound is a clear error, not a hang.
 
-    Each is checked before the work it bounds starts (the step-count bounds of a solver
-    whose step count cannot be known ahead stop it when reached). README "Limits" lists
-    the error code of each."""
+    Each is checked before the work it bounds starts; what cannot be known ahead (a
+    solver's steps, while-iterator passes, algebraic-loop sweeps, the wall clock) is
+    counted as the run goes. README "Limits" lists the error code of each."""
 
     max_steps: int = 10_000_000      # grid samples
     # internal steps of the solver over the whole run, and the event checks a fast input
@@ -35,18 +35,26 @@ class Limits:
     max_solver_steps: int = 500_000
     max_blocks: int = 100_000
     max_width: int = 1_000_000       # elements of one signal
-    # grid samples x elements of all signals (~40 s of scalar blocks at the measured
-    # 11-13 M block-steps/s; also bounds what recorders can hold)
+    # grid samples x the output elements of every block (1 for one without outputs) x the
+    # passes per step of the iterated subsystems around it; while-iterator passes and
+    # algebraic-loop sweeps beyond the first count as they run (engine.budget). ~40 s of
+    # scalar blocks at the measured 11-13 M block-steps/s
     max_element_steps: int = 500_000_000
+    # numbers the recorders keep over a run: samples x (elements + 1 for the time), all
+    # recorders together (8 bytes each: 800 MB; the JSON of a number takes ~4-20 bytes)
+    max_recorded_values: int = 100_000_000
     max_expression_length: int = 10_000   # characters of one parameter expression
     max_exponent: float = 1_000_000.0     # |exponent| of '^' / pow() in parameter expressions
     max_json_depth: int = 512             # nesting of arrays/objects in the diagram (orjson stops at 1024)
     max_input_bytes: int = 64 * 1024 * 1024  # diagram JSON text; also a fileSource CSV file
     max_subsystem_depth: int = 32         # subsystems nested in subsystems (subsystem_too_deep)
+    max_seconds: float | None = None      # wall clock of a run (None: no limit; the CLI sets one)
 
     def __post_init__(self):
         for f in fields(self):
             value = getattr(self, f.name)
+            if value is None and f.default is None:
+                continue
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
                 raise ValueError(f"Limits.{f.name} must be a positive number, got {value!r}")
 

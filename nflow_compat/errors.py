@@ -85,6 +85,14 @@ class SimulationError(NFlowError):
     kind = "simulation"
 
 
+def out_of_memory(doing: str) -> SimulationError:
+    """The typed error for a MemoryError while ``doing`` something (raise it outside the
+    ``except MemoryError`` block, so the failed work's memory is released first)."""
+    return SimulationError("out_of_memory", f"out of memory while {doing}; record less (Decimation, "
+                           "MaxDataPoints, fewer or narrower recorders), shorten the run, or give the process "
+                           "more memory")
+
+
 def pointer(*parts) -> str:
     """JSON pointer (RFC 6901) from path parts."""
     return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts)

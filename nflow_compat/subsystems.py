@@ -51,9 +51,11 @@ import numpy as np
 from .blocks import Phases
 from .diagram import MAX_PORTS, _as_list, _block, _index, _number, is_physical
 from .engine import ordering
+from .engine.budget import block_work
 from .errors import DiagramError, did_you_mean
 
 ITERATED = ("functionCall", "forIterator", "whileIterator")
+_COUNTED = ("functionCall", "forIterator")    # their passes per step are known before the run
 _KINDS = {"action": "action", "ifaction": "action", "switchcaseaction": "action", "actionport": "action",
           "enable": "enable", "enabled": "enable", "enableport": "enable",
           "functioncall": "functionCall", "fcn": "functionCall", "fcncall": "functionCall",
@@ -597,9 +599,11 @@ class _GuardedPart:
         return getattr(self._part, name)
 
 
-def compile_structure(plan, feedthrough) -> None:
+def compile_structure(plan, feedthrough):
     """Check forEach partitions and contract the execution groups into the plan's call
-    lists (see the module docstring). Called at the end of ``Plan.__init__``."""
+    lists (see the module docstring). Called at the end of ``Plan.__init__``. Returns
+    the passes per step known ahead of the blocks inside iterated subsystems (block index
+    -> count) and the subsystem with the most, ``(id, path, passes)`` (None if none)."""
     structure = plan.diagram.structure
     index_of = {b.id: b.index for b in plan.diagram.blocks}
     for part in structure.partitions:
@@ -611,8 +615,17 @@ def compile_structure(plan, feedthrough) -> None:
             raise DiagramError("foreach_partition", f"subsystem {part.sub!r}: forEach splits input {part.port} of "
                                f"width {width} over numIterations {part.n}; the width must be a multiple of it",
                                path=part.path + "/params/forEach", block=part.sub, param="forEach")
-    if structure.groups:
-        _Compiler(plan, feedthrough, index_of).build(structure.groups)
+    if not structure.groups:
+        return {}, None
+    return _Compiler(plan, feedthrough, index_of).build(structure.groups)
+
+
+def _enclosing(g):
+    """The groups around ``g``, innermost first."""
+    g = g.parent
+    while g is not None:
+        yield g
+        g = g.parent
 
 
 def _walk(groups):
@@ -651,6 +664,7 @@ class _Compiler:
                     table[s] = g.state
         self._conditions()
         self._function_calls(groups)
+        passes, heaviest = self._passes(groups)
         for g in reversed(groups):
             self._group(g)
         nodes = self._nodes(None, range(len(self.blocks)))
@@ -658,6 +672,23 @@ class _Compiler:
         plan = self.plan
         plan.algebraic, plan.output, plan.update = calls, outputs, updates
         plan.init = [g.reset for g in groups] + [p.init for p in self.phases if p.init]
+        return passes, heaviest
+
+    def _passes(self, groups):
+        """Passes per step known ahead: a for iterator's or function call's count (at
+        least 1) times those of the groups around it; 1 for a while iterator (its further
+        passes are counted as they run, each costing the group's ``pass_work``). Returns
+        (block index -> passes, the heaviest group as (id, path, passes) or None)."""
+        passes, heaviest = {}, None
+        for g in groups:            # pre-order: a group after the one around it
+            ahead = max(1, g.count) if g.kind in _COUNTED else 1
+            g.passes = (g.parent.passes if g.parent is not None else 1) * ahead
+            passes.update(dict.fromkeys(g.idx, g.passes))
+            if g.passes > 1 and (heaviest is None or g.passes > heaviest[2]):
+                heaviest = (g.id, g.path, g.passes)
+        for g in groups:
+            g.pass_work = sum(block_work(self.S, self._slots(i)) * passes[i] for i in g.all_idx) // g.passes
+        return passes, heaviest
 
     # -- helpers
     def _slots(self, i):
@@ -850,7 +881,7 @@ class _Compiler:
                                            f"step ({x.kind}, or it holds such a subsystem) and cannot be part of an "
                                            f"algebraic loop (through {names}); break the loop with a unitDelay",
                                            block=x.id, path=x.path)
-                calls.append(ordering.relaxation(members, blocks, phases, self.S, slots))
+                calls.append(ordering.relaxation(members, blocks, phases, self.S, slots, self.plan.budget))
             else:
                 calls.append(phases[members[0]].algebraic)
         outputs = [self.phases[x].output for kind, x in nodes if kind == "b" and self.phases[x].output]
@@ -920,6 +951,13 @@ class _Compiler:
     def _iterated(self, g, calls, outputs, updates, below):
         state, S, ctx = g.state, self.S, self.ctx
         count, cond, is_while = g.count, g.cond_slot, g.kind == "whileIterator"
+        # a while iterator's first pass is counted before the run, the others as they run;
+        # every pass beyond the first lets the budget look at the clock now and then
+        further_pass, spend = (g.pass_work if is_while else 0), self.plan.budget.spend
+        # passes commit state, so they run once per major step, on a committed evaluation
+        # (solver stages see the values of the last one); inside another iterated
+        # subsystem, at each of its passes (the outer one keeps to once a step)
+        once_a_step = not any(h.kind in ITERATED for h in _enclosing(g))
         stamp = -1
 
         def reset():
@@ -927,10 +965,8 @@ class _Compiler:
             state.active, state.iteration, stamp = False, 0.0, -1
 
         def run():
-            # passes commit state, so they run once per major step, on a committed
-            # evaluation; solver stages see the values of the last one
             nonlocal stamp
-            if ctx.side_effect_free or stamp == ctx.k:
+            if ctx.side_effect_free or (once_a_step and stamp == ctx.k):
                 return
             stamp = ctx.k
             if count == 0:
@@ -940,6 +976,8 @@ class _Compiler:
                 return
             state.active = True
             for n in range(1, count + 1):
+                if n > 1:
+                    spend(further_pass)
                 state.iteration = float(n)
                 for f in outputs:
                     f()

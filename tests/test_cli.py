@@ -76,7 +76,7 @@ def test_unwritable_output_fails_before_the_run(tmp_path, capsys, monkeypatch, w
 
     def must_not_run(*args, **kwargs):
         raise AssertionError("simulated before checking the output")
-    monkeypatch.setattr(api, "simulate_json", must_not_run)
+    monkeypatch.setattr(api, "simulate_to", must_not_run)
     src = tmp_path / "d.json"
     src.write_bytes(orjson.dumps(DIAGRAM))
     assert main(["run", str(src), "-o", str(tmp_path / where)]) == 1
@@ -120,7 +120,7 @@ def test_internal_errors_are_still_typed(monkeypatch, capsys):
 
     def boom(*a, **k):
         raise RuntimeError("kaboom")
-    monkeypatch.setattr(api, "simulate_json", boom)
+    monkeypatch.setattr(api, "simulate_to", boom)
     monkeypatch.setattr("sys.stdin", type("S", (), {"buffer": type("B", (), {"read": lambda self: b"{}"})()})())
     assert main([]) == 1
     assert orjson.loads(capsys.readouterr().out)["error"]["code"] == "internal_error"

@@ -40,6 +40,7 @@ class Phases:
                                     # sensor reads what drives its island): ordered after their writers
     finalize: Fn | None = None      # release what INIT acquired (an FMU instance); called once the run has
                                     # ended, however it ended (error, Ctrl-C), also when INIT itself failed
+    recorded: int = 0               # numbers a recorder keeps over a run (Limits.max_recorded_values)
 
 
 class ComplexSupport(NamedTuple):

@@ -29,6 +29,7 @@ import numpy as np
 
 from ..errors import did_you_mean
 from ..expr import evaluate
+from ..results import Recording
 from . import Phases, block, no_outputs, scalar_out
 
 OBSERVERS = ("dashboardScope", "dashboardDisplay", "dashboardGauge", "dashboardHalfGauge",
@@ -173,20 +174,12 @@ def dashboard_scope(io):
     S, ctx = io.S, io.ctx
     sample = S[slot]
     width = 1 if isinstance(sample, float) else int(np.size(sample))
-    times, rows = [], []
-
-    def init():
-        times.clear()
-        rows.clear()
-
-    def after_step():
-        times.append(ctx.t)
-        rows.append(S[slot])
+    rec = Recording(ctx.n_samples, width, dtype=float)
 
     def result():
-        values = (np.array(rows, dtype=float).reshape(len(rows), width) if rows else np.zeros((0, width)))
-        return "scopes", io.id, {"type": "dashboardScope", "time": np.array(times), "values": values}
-    return Phases(init=init, after_step=after_step, result=result)
+        times, values = rec.arrays()
+        return "scopes", io.id, {"type": "dashboardScope", "time": times, "values": values}
+    return Phases(init=rec.start, after_step=rec.sampler(ctx, lambda: S[slot]), result=result, recorded=rec.size)
 
 
 # ----------------------------------------------------------------------------- controls

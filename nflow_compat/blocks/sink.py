@@ -3,11 +3,10 @@ labelSink, which only names its input for labelSource (goto/from)."""
 from __future__ import annotations
 
 import math
-from collections import deque
 
 import numpy as np
 
-from ..results import recorded_matrix, workspace_value
+from ..results import Recording, workspace_value
 from . import Phases, block, no_outputs
 from .discrete import scalar_reader
 
@@ -29,19 +28,12 @@ def _decimation(value: float) -> int:
     return k if k is not None and k >= 1 else 1
 
 
-def _window(max_points: float):
-    """MaxDataPoints: a container keeping the last N kept samples (N truncated);
-    inf, NaN, 0 or negative (anything not >= 1) keep everything."""
+def _window(max_points: float) -> int | None:
+    """MaxDataPoints: keep the last N kept samples (N truncated); inf, NaN, 0 or negative
+    (anything not >= 1) keep everything (None)."""
     if max_points >= 1.0 and max_points < 2.0 ** 62:
-        n = int(max_points)
-        return lambda: deque(maxlen=n)
-    return list
-
-
-def _matrix(samples, width: int) -> np.ndarray:
-    if not samples:
-        return np.zeros((0, width))
-    return np.ascontiguousarray(np.array(samples, dtype=float).reshape(len(samples), -1)[:, :width])
+        return int(max_points)
+    return None
 
 
 @block("toWorkspace", widths=no_outputs, feedthrough=False, complex=(True, 0), reads_after_step=True)
@@ -55,25 +47,17 @@ def to_workspace(io):
     p = io.params
     width = io.width
     decimation = _decimation(p["Decimation"])
-    make = _window(p["MaxDataPoints"])
     ctx, S, slot = io.ctx, io.S, io.ins[0]
+    rec = Recording(-(-ctx.n_samples // decimation), width, _window(p["MaxDataPoints"]))
     nan_row = NAN if width == 1 else np.full(width, NAN)
-    times = values = None
     count = 0
 
     def init():
-        nonlocal times, values, count
-        times, values, count = make(), make(), 0
+        nonlocal count
+        rec.start()
+        count = 0
 
-    if slot is None:
-        def sample():
-            times.append(ctx.t)
-            values.append(nan_row)
-    else:
-        def sample():
-            times.append(ctx.t)
-            values.append(S[slot])  # signals are replaced, never mutated: no copy needed
-
+    sample = rec.sampler(ctx, (lambda: nan_row) if slot is None else (lambda: S[slot]))
     if decimation == 1:
         after_step = sample
     else:
@@ -93,25 +77,18 @@ def to_workspace(io):
         first = (-count) % decimation if decimation > 1 else 0
         if decimation > 1:
             count += n
-        kept = range(first, n, decimation)
-        cap = getattr(times, "maxlen", None)
-        if cap is not None and len(kept) > cap:
-            kept = kept[len(kept) - cap:]
-        sel = slice(kept.start, kept.stop, kept.step) if len(kept) else slice(0, 0)
-        times.extend(np.asarray(step_times, dtype=float)[sel].tolist())
-        if column is None:
-            values.extend([nan_row] * len(kept))
-        else:
-            values.extend(np.asarray(column, dtype=float)[sel].tolist())
+        kept = np.asarray(step_times, dtype=float)[first::decimation]
+        column = np.full(n, NAN) if column is None else np.asarray(column, dtype=float)
+        rec.extend(kept, column[first::decimation].reshape(-1, 1))
 
     if width == 1:
         after_step.bulk = bulk
         bulk.slot = slot
 
     def result():
-        data = recorded_matrix(list(values), width)
-        return "workspace", p["VariableName"], workspace_value(p["SaveFormat"], io.id, np.array(list(times)), data)
-    return Phases(init=init, after_step=after_step, result=result)
+        times, data = rec.arrays()
+        return "workspace", p["VariableName"], workspace_value(p["SaveFormat"], io.id, times, data)
+    return Phases(init=init, after_step=after_step, result=result, recorded=rec.size)
 
 
 @block("stopSimulation", widths=no_outputs, feedthrough=False, reads_after_step=True)
@@ -146,27 +123,23 @@ def scope(io):
     ctx, S = io.ctx, io.S
     ports = [(slot, max(1, w)) for slot, w in zip(io.declared_ins, io.in_widths)]
     width = sum(w for _, w in ports) or 1
-    times, rows = [], []
+    rec = Recording(ctx.n_samples, width, dtype=float)
 
-    def init():
-        times.clear()
-        rows.clear()
-
-    def after_step():
-        row = []
+    def row():
+        out = []
         for slot, w in ports:
             if slot is None:
-                row.extend([NAN] * w)
+                out.extend([NAN] * w)
             elif w == 1:
-                row.append(S[slot])
+                out.append(S[slot])
             else:
-                row.extend(S[slot].tolist())
-        times.append(ctx.t)
-        rows.append(row)
+                out.extend(S[slot].tolist())
+        return out
 
     def result():
-        return "scopes", io.id, {"type": "scope", "time": np.array(times), "values": _matrix(rows, width)}
-    return Phases(init=init, after_step=after_step, result=result)
+        times, values = rec.arrays()
+        return "scopes", io.id, {"type": "scope", "time": times, "values": values}
+    return Phases(init=rec.start, after_step=rec.sampler(ctx, row), result=result, recorded=rec.size)
 
 
 @block("display", widths=no_outputs, feedthrough=False, reads_after_step=True)
@@ -201,25 +174,16 @@ def display(io):
 def _xy_recorder(io, kind: str, axes: str):
     ctx = io.ctx
     readers = [scalar_reader(io, port, NAN) for port in range(len(axes))]   # element 0; NaN unconnected
-    times = []
-    series = [[] for _ in axes]
-
-    def init():
-        times.clear()
-        for s in series:
-            s.clear()
-
-    def after_step():
-        times.append(ctx.t)
-        for s, read in zip(series, readers):
-            s.append(read())
+    rec = Recording(ctx.n_samples, len(axes), dtype=float)
 
     def result():
-        out = {"type": kind, "time": np.array(times)}
-        for axis, s in zip(axes, series):
-            out[axis] = np.array(s, dtype=float)
+        times, values = rec.arrays()
+        out = {"type": kind, "time": times}
+        for j, axis in enumerate(axes):
+            out[axis] = np.ascontiguousarray(values[:, j])
         return "scopes", io.id, out
-    return Phases(init=init, after_step=after_step, result=result)
+    return Phases(init=rec.start, after_step=rec.sampler(ctx, lambda: [read() for read in readers]),
+                  result=result, recorded=rec.size)
 
 
 @block("xyScope", widths=no_outputs, feedthrough=False, reads_after_step=True)
@@ -285,14 +249,6 @@ def _csv_field(text: str) -> str:
     return text
 
 
-def _real_row(value, width: int) -> list:
-    """The recorded input as ``width`` floats (the real part, as nflow's sigAt reads)."""
-    arr = np.real(np.asarray(value)).astype(float).reshape(-1)
-    if arr.size >= width:
-        return arr[:width].tolist()
-    return arr.tolist() + [0.0] * (width - arr.size)
-
-
 @block("fileSink", widths=no_outputs, feedthrough=False, reads_after_step=True)
 def file_sink(io):
     """nflow's fileSink: a CSV file with the header 't,<id>' ('t,<id>_0,<id>_1,...' for a
@@ -315,42 +271,34 @@ def file_sink(io):
     target = confined_path(base, name, where, what="output file") if base is not None else None
     width = max(1, io.in_widths[0]) if io.in_widths and io.in_widths[0] else 1
     columns = ["t", io.id] if width == 1 else ["t"] + [f"{io.id}_{k}" for k in range(width)]
-    times, values = [], []      # as toWorkspace keeps them: a float or a (replaced) array per step
+    rec = Recording(ctx.n_samples, width, dtype=float)   # the rows, until the run has succeeded
     note = None if base is not None else (
         f"fileSink {io.id!r}: {name!r} not written: file access is off (pass base_dir=; the CLI uses the "
         "diagram's directory)")
 
     def init():
-        times.clear()
-        values.clear()
+        rec.start()
         if note:
             ctx.warnings.append(note)
 
-    if slot is None:
-        zero = 0.0 if width == 1 else np.zeros(width)
-
-        def after_step():
-            times.append(ctx.t)
-            values.append(zero)
-    else:
-        def after_step():
-            times.append(ctx.t)
-            values.append(S[slot])
+    zero = 0.0 if width == 1 else np.zeros(width)
 
     def result():
+        times, values = rec.arrays()
         entry = {"file": name, "columns": columns, "rows": len(times), "written": False}
         if target is None:
             return "files", io.id, entry
         final = confined_path(base, name, where, what="output file")   # again: nothing moved meanwhile
         entry["file"] = final.relative_to(_confined_base(base)).as_posix()
         try:
-            _write_csv(final, columns, times, values, width)
+            _write_csv(final, columns, times, values)
         except OSError as exc:
             ctx.warnings.append(f"fileSink {io.id!r}: cannot write {name!r}: {exc.strerror or exc}; not written")
             return "files", io.id, entry
         entry["written"] = True
         return "files", io.id, entry
-    return Phases(init=init, after_step=after_step, result=result)
+    return Phases(init=init, after_step=rec.sampler(ctx, (lambda: zero) if slot is None else (lambda: S[slot])),
+                  result=result, recorded=rec.size)
 
 
 def _confined_base(base):
@@ -358,21 +306,18 @@ def _confined_base(base):
     return Path(base).resolve(strict=True)
 
 
-def _csv_lines(times: list, values: list, width: int):
+def _csv_lines(times: np.ndarray, values: np.ndarray):
     """The data rows, '%.15g' as nflow's fprintf, a block of rows at a time."""
     number = "%.15g".__mod__
     step = 8192
     for start in range(0, len(times), step):
-        chunk = values[start:start + step]
-        try:
-            block = np.real(np.array(chunk)).astype(float).reshape(len(chunk), width)
-        except (TypeError, ValueError):    # mixed or narrower values: element by element, 0 where missing
-            block = np.array([_real_row(v, width) for v in chunk], dtype=float).reshape(len(chunk), width)
-        cols = [map(number, times[start:start + step])] + [map(number, block[:, j].tolist()) for j in range(width)]
+        block = values[start:start + step]
+        cols = [map(number, times[start:start + step].tolist())] + [map(number, block[:, j].tolist())
+                                                                   for j in range(block.shape[1])]
         yield "\n".join(map(",".join, zip(*cols))) + "\n"
 
 
-def _write_csv(path, columns: list, times: list, values: list, width: int) -> None:
+def _write_csv(path, columns: list, times: np.ndarray, values: np.ndarray) -> None:
     """The whole file: written to a temporary file next to ``path``, then renamed over it
     (an atomic replace), so ``path`` is either the old file or the complete new one."""
     import os
@@ -385,7 +330,7 @@ def _write_csv(path, columns: list, times: list, values: list, width: int) -> No
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
             fh.write(",".join(_csv_field(c) for c in columns) + "\n")
-            for chunk in _csv_lines(times, values, width):
+            for chunk in _csv_lines(times, values):
                 fh.write(chunk)
         os.replace(tmp, path)
     except BaseException:

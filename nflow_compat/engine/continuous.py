@@ -99,6 +99,7 @@ class PlanSystem:
                 f()
 
     def derivative(self, t, x):
+        self.plan.budget.spend()     # the wall clock, also inside a long interval between grid points
         self.evaluate(t, x)
         if self.single is not None:
             xdot = self.single.derivative(t, x)
@@ -202,6 +203,7 @@ def run_continuous(plan, progress=None) -> int:
             f()
         for f in after:
             f()
+        plan.budget.check(ctx.k + 1)
         if progress is not None:
             progress(ctx.k + 1, len(grid))
         return ctx.stop

@@ -7,6 +7,7 @@ import heapq
 import numpy as np
 
 from ..errors import SimulationError
+from .budget import block_work
 
 MAX_SWEEPS = 500
 REL_TOL = 1e-12
@@ -99,18 +100,23 @@ def _tarjan(nodes, succ) -> list:
     return groups
 
 
-def relaxation(group, blocks, phases, S, slot_of):
-    """One callable that sweeps the loop's blocks until their outputs stop changing."""
+def relaxation(group, blocks, phases, S, slot_of, budget):
+    """One callable that sweeps the loop's blocks until their outputs stop changing.
+    The first sweep is the step's own work; each further one spends the loop's output
+    elements (1 for a member without outputs) from ``budget`` (an ``engine.Budget``)."""
     fns = [phases[i].algebraic for i in group]
     slots = [slot_of[(i, p)] for i in group for p in range(blocks[i].outputs)]
     names = ", ".join(repr(blocks[i].id) for i in group)
+    sweep_work = sum(block_work(S, [slot_of[(i, p)] for p in range(blocks[i].outputs)]) for i in group)
 
     def relax():
-        for _ in range(MAX_SWEEPS):
+        for sweep in range(MAX_SWEEPS):
             before = [S[s] for s in slots]
             for f in fns:
                 f()
             if all(_settled(S[s], b) for s, b in zip(slots, before)):
+                if sweep:
+                    budget.spend(sweep * sweep_work)
                 return
         raise SimulationError("algebraic_loop", f"algebraic loop through blocks {names} did not converge in "
                               f"{MAX_SWEEPS} sweeps; break it with a unitDelay or integrator",

@@ -16,10 +16,11 @@ from .. import run_warnings
 from ..blocks import NOT_RUNNABLE, BlockIO, Phases, load_all
 from ..blocks.source import BASE_DIR_KEY, preload_file_source
 from ..diagram import Diagram, Limits
-from ..errors import DiagramError, NFlowError, SimulationError, clip_message
+from ..errors import DiagramError, NFlowError, SimulationError, clip_message, out_of_memory
 from ..physical import islands
 from ..signals import width_key
 from . import ordering
+from .budget import Budget, check_work
 from .context import Ctx
 from .continuous import run_continuous
 from .fixed_step import run_fixed_step
@@ -71,7 +72,8 @@ class Plan:
         self.input_slots = [[None if src is None else self.slot_of[src] for src in self.sources[b.index]]
                             for b in blocks]
         self.S = list(init_values)
-        self.ctx = Ctx(diagram.sample_time)
+        self.ctx = Ctx(diagram.sample_time, diagram.n_samples)
+        self.budget = Budget(self.limits, diagram.n_samples)   # loops and while iterators spend from it
         self.ctx.shared[BASE_DIR_KEY] = base_dir
         self.phases: list[Phases] = []
         members = islands.lower(diagram, self.ctx, self.S, self.input_slots)
@@ -99,7 +101,7 @@ class Plan:
                        for b, h, p in zip(blocks, handlers, self.phases)]
         sources, feedthrough_all = _with_reads(self.phases, self.sources, feedthrough, self.slot_of)
         alg_groups = ordering.algebraic_order(diagram, self.phases, feedthrough_all, sources)
-        self.algebraic = [ordering.relaxation(group, blocks, self.phases, self.S, self.slot_of)
+        self.algebraic = [ordering.relaxation(group, blocks, self.phases, self.S, self.slot_of, self.budget)
                           if len(group) > 1 or ordering.self_loop(group[0], sources, feedthrough_all) else
                           self.phases[group[0]].algebraic for group in alg_groups]
         self.init = [p.init for p in self.phases if p.init]
@@ -107,17 +109,23 @@ class Plan:
         self.update = [p.update for p in self.phases if p.update]
         self.after_step = [p.after_step for p in self.phases if p.after_step]
         self.finalize = [p.finalize for p in self.phases if p.finalize]
+        passes, heaviest = {}, None
         if diagram.structure is not None:   # forEach checks; conditional/iterated subsystems run as units
             from ..subsystems import compile_structure
-            compile_structure(self, feedthrough)
+            passes, heaviest = compile_structure(self, feedthrough)
+        step_work = _step_work(len(blocks), out_widths, passes)
+        check_work(diagram.n_samples, step_work, self.limits.max_element_steps, heaviest)
+        self.budget.plan_work(step_work)
+        _check_recorded(diagram, self.phases, self.limits)
         self.continuous = [b.id for b, p in zip(blocks, self.phases) if p.continuous]
         self.has_parts = any(p.part is not None for p in self.phases)
 
     def run(self, progress=None) -> dict:
         """One run from INIT. ``progress(done, total)``, if given, is called with the grid
-        points done so far: between chunks of at most 4096 steps (about 65,000 block calls)
+        points done so far: between chunks of at most 4096 steps (about 65,000 element-steps)
         in the fixed-step loop, at each grid point under a solver, and at a stop. It must
-        be cheap and must not touch the plan."""
+        be cheap and must not touch the plan. Running out of memory is the SimulationError
+        ``out_of_memory``."""
         d = self.diagram
         if d.solver not in _FIXED_STEP and self.continuous:
             raise SimulationError("unsupported_solver", f"solver {d.solver!r} is not available yet for "
@@ -126,6 +134,7 @@ class Plan:
         started = _time.perf_counter()
         self.S[:] = self.initial_signals
         self.ctx.reset()
+        self.budget.start()
         if progress is not None:
             progress = _CallerCallback(progress)
         try:
@@ -140,6 +149,8 @@ class Plan:
             raise
         except _CallerError as caller:   # the caller's own progress callback raised: theirs, untouched
             raise caller.exc from None
+        except MemoryError:
+            pass    # raised below, once this frame's exception (and what its traceback holds) is gone
         except Exception as exc:
             # A block's math left the floating-point range (numeric_error), or a handler
             # bug (internal_error): never a raw exception. Found only on this path, so
@@ -148,6 +159,7 @@ class Plan:
         finally:
             for f in self.finalize:
                 f()
+        raise out_of_memory(f"running the diagram (at t = {self.ctx.t:.9g})")
 
     def _failure(self, exc: Exception) -> SimulationError:
         """The typed error for ``exc`` escaping the run, naming the block it came from."""
@@ -161,7 +173,7 @@ class Plan:
 
     def _result(self, steps: int, wall: float) -> dict:
         dt = self.diagram.sample_time
-        out = {"status": "ok", "time": [k * dt for k in range(steps)], "workspace": {}, "scopes": {},
+        out = {"status": "ok", "time": np.arange(steps) * dt, "workspace": {}, "scopes": {},
                "events": list(self.ctx.events),
                "stats": {"steps": steps, "events": len(self.ctx.events), "solver": self.diagram.solver,
                          "wall_s": round(wall, 6)},
@@ -243,20 +255,40 @@ def compile_diagram(diagram: Diagram) -> Plan:
 
 
 def _check_widths(diagram: Diagram, out_widths: dict, limits: Limits) -> None:
-    """Signal widths and the run's size (grid samples x all signal elements) against the
-    limits, before anything is allocated."""
-    total = 0
+    """Signal widths and the run's size (element-steps, one pass of every iterated
+    subsystem: a lower bound of what ``Plan`` checks once the passes are known) against
+    the limits, before anything is allocated."""
     for (i, port), w in out_widths.items():
         if w > limits.max_width:
             b = diagram.blocks[i]
             raise DiagramError("too_wide", f"block {b.id!r} ({b.type.type}): output {port} would have {w} "
                                f"elements (limit {limits.max_width})", block=b.id, path=b.path)
-        total += w
-    work = total * diagram.n_samples
-    if work > limits.max_element_steps:
-        raise SimulationError("too_many_element_steps", f"{diagram.n_samples} samples x {total} signal elements "
-                              f"= {work:.4g} element-steps (limit {limits.max_element_steps:.4g}); shorten the "
-                              "run, enlarge sampleTime or raise the limit", path="/duration")
+    check_work(diagram.n_samples, _step_work(len(diagram.blocks), out_widths, {}), limits.max_element_steps)
+
+
+def _step_work(n_blocks: int, out_widths: dict, passes: dict) -> int:
+    """Element-steps of one grid step: each block's output elements (1 for a block
+    without outputs) times its passes per step (``passes``: block index -> count; 1 when
+    absent)."""
+    elements = [0] * n_blocks
+    for (i, _), w in out_widths.items():
+        elements[i] += w
+    return sum(max(1, e) * passes.get(i, 1) for i, e in enumerate(elements))
+
+
+def _check_recorded(diagram: Diagram, phases: list, limits: Limits) -> None:
+    """What the recorders will keep over a run (``Phases.recorded``) against
+    ``max_recorded_values``, before the run allocates it."""
+    total = sum(p.recorded for p in phases)
+    if total <= limits.max_recorded_values:
+        return
+    largest = max(range(len(phases)), key=lambda i: phases[i].recorded)
+    b = diagram.blocks[largest]
+    raise SimulationError("too_many_recorded_values", f"the recorders would keep {total:,} values over "
+                          f"{diagram.n_samples:,} samples (samples x (elements + 1 for the time); limit "
+                          f"{limits.max_recorded_values:,}); the largest is {b.id!r} ({b.type.type}, "
+                          f"{phases[largest].recorded:,}). Shorten the run, record less (Decimation, "
+                          "MaxDataPoints) or raise the limit", block=b.id, path=b.path)
 
 
 def _check_complex(diagram: Diagram, handlers, sources) -> None:
