@@ -396,7 +396,7 @@ def params_for(draw, type_name, p_bad: float):
 
 
 INERTIAL = {"Mass", "Inertia", "SlidingMass", "MassWithStopAndFriction", "Fixed", "RotFixed"}
-MASS_OF = {"translational": "Mass", "rotational": "Inertia"}
+MASS_OF = {"translational": "Mass", "rotational": "Inertia", "planar": "PlanarBody"}
 VARIABLE_PORTS = {"sum", "mult", "mux", "scope", "concatenate", "and", "or", "xor", "logicalOperator", "min",
                   "max", "demux"}
 

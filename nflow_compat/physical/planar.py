@@ -22,8 +22,8 @@ How an island is built
 * **Dynamics.** Each derivative solves the KKT system ``[[M, J^T], [J, 0]] [a; lambda] =
   [F; gamma]`` (LU factorization) with the constraints differentiated to the acceleration
   level and Baumgarte-stabilized: ``J a = -J' v - 2 k (J v) - k^2 g`` for the position rows
-  and ``-k (J v)`` for the rolling rows (``k = BAUMGARTE_RATE``), so the drift that
-  integration errors cause decays instead of growing.
+  and ``-k (J v)`` for the rolling rows (``k = BAUMGARTE_RATE``; see ``accelerations`` for
+  the rods), so the drift that integration errors cause decays instead of growing.
 * **Projection.** The start state, the state after every event and the state that sensors
   read (every output) are projected onto the position and velocity constraint manifold
   (mass-weighted least change: Newton on the positions, one solve on the velocities), so
@@ -31,9 +31,10 @@ How an island is built
 * **Closed loops and redundancy.** The start configuration is found by a rank-revealing
   least-squares Newton over all rows; rows that the others imply (a redundant joint of a
   closed loop) are then left out of the dynamics (QR with column pivoting). Rows that
-  cannot all hold are a ``DiagramError`` naming their joints; a configuration met during
-  the run where the KKT system is singular is a ``SimulationError`` with the time and the
-  joints.
+  cannot all hold are a ``DiagramError`` naming their joints. A closed loop carries a
+  singularity monitor (an event function, ``PlanarIsland._monitor``): a configuration where
+  its joints lose rank, or a singular KKT system met anywhere, is a ``SimulationError`` with
+  the time and the joints. An open chain's Jacobian has full rank everywhere.
 * **Gravity** is PlanarWorld's ``gravity`` along -y for every body of the diagram (PM's world
   is one per model); all PlanarWorld blocks of a diagram must agree.
 """
@@ -432,7 +433,7 @@ class _Forces:
 
 def _linear_row(rows, owner, terms, constant=0.0):
     """A position row ``sum(coef * frame component) + constant = 0``; ``terms``:
-    ``[(frame, axis, coef)]``."""
+    ``[(frame, axis, coef)]`` (terms that cancel, a joint's two pins on one frame, drop out)."""
     coefs, c = {}, constant
     for frame, axis, coef in terms:
         i = frame.index[axis]
@@ -440,7 +441,13 @@ def _linear_row(rows, owner, terms, constant=0.0):
             c += coef * frame.value[axis]
         else:
             coefs[i] = coefs.get(i, 0.0) + coef
-    rows.linear.append((owner, coefs, c))
+    rows.linear.append((owner, {i: k for i, k in coefs.items() if k != 0.0}, c))
+
+
+def _unit_rows(M):
+    """``M`` with every non-zero row scaled to length 1."""
+    norms = np.sqrt((M * M).sum(axis=1))
+    return M / np.where(norms > 0.0, norms, 1.0)[:, None]
 
 
 def _revolute(mech, el, rows, forces):
@@ -823,8 +830,7 @@ class PlanarIsland:
         if self.n_rows:
             J = self._jacobian(q)
             v = v + self._least_change(J, J @ v)
-            rows = J / np.sqrt((J * J).sum(axis=1))[:, None]
-            _, R, order = scipy.linalg.qr(rows.T, mode="economic", pivoting=True)
+            _, R, order = scipy.linalg.qr(_unit_rows(J).T, mode="economic", pivoting=True)
             diag = np.abs(np.diagonal(R))
             rank = int(np.sum(diag > RANK_TOL * diag[0])) if diag.size and diag[0] > 0 else 0
             self._active = np.sort(order[:rank])
@@ -888,7 +894,7 @@ class PlanarIsland:
         J = self._jacobian(q)[self._active]
         names = []
         if J.shape[0]:
-            U, s, _ = np.linalg.svd(J / np.sqrt((J * J).sum(axis=1))[:, None])
+            U, s, _ = np.linalg.svd(_unit_rows(J))
             if s[-1] <= SINGULAR_RANK * s[0]:
                 names = [self._owners[k] for k, w in zip(self._active, np.abs(U[:, -1])) if w > 1e-3]
         names = names or [self._owners[k] for k in self._active] or self.element_names[:1]
@@ -899,14 +905,14 @@ class PlanarIsland:
 
     # -- hybrid-system interface ---------------------------------------------------------------
     # The singularity monitor (closed loops only): g = det([J(q); P^T]) with its rows
-    # normalized, P a basis of the motion directions (the null space of J) at the last restart. It is +-1 there and 0
-    # where J loses rank, and it changes sign when the mechanism passes a singular
-    # configuration, so the solver locates that instant. It also vanishes, harmlessly, when
-    # the motion directions have turned by 90 degrees from P: the event then takes a new P.
+    # normalized, P a basis of the motion directions (the null space of J) at the last
+    # restart. It is +-1 there and 0 where J loses rank, and it changes sign when the
+    # mechanism passes a singular configuration, so the solver locates that instant. It also
+    # vanishes, harmlessly, when the motion directions have turned by 90 degrees from P: the
+    # event then takes a new P.
     def _monitor(self, q):
         J = self._dynamics.matrix(q)[self.n:, :self.n]
-        M = np.vstack((J, self._tangent.T))
-        return np.linalg.det(M / np.sqrt((M * M).sum(axis=1))[:, None])
+        return np.linalg.det(_unit_rows(np.vstack((J, self._tangent.T))))
 
     def _rebase(self, q):
         J = self._jacobian(q)[self._active]
@@ -932,9 +938,7 @@ class PlanarIsland:
         x = self.project(t, np.asarray(x, dtype=float))
         if fired:   # the monitor: a singular configuration, or a new basis of the motion
             q = x[:self.n]
-            J = self._jacobian(q)[self._active]
-            J = J / np.sqrt((J * J).sum(axis=1))[:, None]
-            s = np.linalg.svd(J, compute_uv=False)
+            s = np.linalg.svd(_unit_rows(self._jacobian(q)[self._active]), compute_uv=False)
             if s[-1] <= SINGULAR_RANK * s[0]:
                 self._singular(t, q)
             self._rebase(q)
