@@ -310,7 +310,8 @@ def test_results_do_not_depend_on_the_order_of_blocks_or_connections(seed):
          "variables": {}}
     base = nc.simulate(d)
     rng = random.Random(seed)
-    shuffled = dict(d, blocks=rng.sample(blocks, len(blocks)), connections=[dict(c) for c in rng.sample(wires, len(wires))])
+    shuffled = dict(d, blocks=rng.sample(blocks, len(blocks)),
+                    connections=[dict(c) for c in rng.sample(wires, len(wires))])
     for c in shuffled["connections"]:
         if "fromPin" in c and rng.random() < 0.5:      # physical connections are undirected
             c["from"], c["to"], c["fromPin"], c["toPin"] = c["to"], c["from"], c["toPin"], c["fromPin"]
