@@ -16,7 +16,10 @@ demo: $(STAMP)
 	$(VENV)/bin/nflow-sim < examples/quickstart/diagram.json > $(VENV)/demo-result.json
 	$(PY) examples/quickstart/summary.py $(VENV)/demo-result.json
 
+# The FMU tests compile small C models: they need a C compiler (CC, else cc or gcc).
 test: $(STAMP)
+	@command -v $${CC:-cc} >/dev/null 2>&1 || command -v gcc >/dev/null 2>&1 || \
+		{ echo "make test: the FMU tests need a C compiler (set CC, or apt-get install gcc)" >&2; exit 1; }
 	$(PY) -m pytest
 
 # Fuzzing: NFLOW_FUZZ_EXAMPLES cases in all (random, fresh each run; `make test` runs a seeded slice).

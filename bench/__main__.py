@@ -1,8 +1,8 @@
-"""``python -m bench``: every benchmark (``--only causal|stickslip|clutches|planar`` for one; ``--help``).
+"""``python -m bench``: every benchmark (``--only causal|stickslip|clutches|sweep|planar`` for one; ``--help``).
 
-Without ``--only`` the causal-chain benchmark runs first, then the stick-slip benchmark,
-CoupledClutches and the planar double pendulum; an option goes to every benchmark that has it (``--repeats 3`` sets both),
-and one that no benchmark knows is an error. The exit status is nonzero when any of them
+Without ``--only`` the causal-chain benchmark runs first, then the stick-slip benchmark and
+CoupledClutches, then the sweep benchmark and the planar double pendulum; an option goes to every benchmark that has it
+(``--repeats 3`` sets both), and one that no benchmark knows is an error. The exit status is nonzero when any of them
 fails its trace checks.
 """
 from __future__ import annotations
@@ -10,9 +10,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from . import causal_chain, double_pendulum, stick_slip
+from . import causal_chain, double_pendulum, stick_slip, sweep
 
-ONLY = ("causal", "stickslip", "clutches", "planar")
+ONLY = ("causal", "stickslip", "clutches", "sweep", "planar")
 
 
 def main(argv=None) -> int:
@@ -23,12 +23,15 @@ def main(argv=None) -> int:
     ns, rest = pre.parse_known_args(argv)
     if ns.help:
         print(__doc__)
-        print("usage: python -m bench [--only {causal,stickslip,clutches,planar}] [options]\n")
+        print("usage: python -m bench [--only {causal,stickslip,clutches,sweep,planar}] [options]\n")
         if ns.only in (None, "causal"):
             causal_chain.parser().print_help()
             print("")
         if ns.only in (None, "stickslip", "clutches"):
             stick_slip.parser().print_help()
+            print("")
+        if ns.only in (None, "sweep"):
+            sweep.parser().print_help()
             print("")
         if ns.only in (None, "planar"):
             double_pendulum.parser().print_help()
@@ -37,16 +40,20 @@ def main(argv=None) -> int:
         return causal_chain.main(rest)
     if ns.only in ("stickslip", "clutches"):
         return stick_slip.main(rest + ["--part", ns.only])
+    if ns.only == "sweep":
+        return sweep.main(rest)
     if ns.only == "planar":
         return double_pendulum.main(rest)
     causal_args, causal_left = causal_chain.parser().parse_known_args(rest)
     ss_args, ss_left = stick_slip.parser().parse_known_args(rest)
+    sweep_args, sweep_left = sweep.parser().parse_known_args(rest)
     planar_args, planar_left = double_pendulum.parser().parse_known_args(rest)
-    unknown = [a for a in causal_left if a.startswith("-") and a in ss_left and a in planar_left]
+    unknown = [a for a in causal_left if a.startswith("-") and a in ss_left and a in sweep_left and a in planar_left]
     if unknown:
         pre.error(f"unrecognized arguments: {' '.join(unknown)}")
     status = causal_chain.main(causal_args)
     status |= stick_slip.main(ss_args)
+    status |= sweep.main(sweep_args)
     status |= double_pendulum.main(planar_args)
     return status
 

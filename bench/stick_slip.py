@@ -64,7 +64,7 @@ RTOL, ATOL = 1e-6, 1e-8
 MAX_STEP = DURATION / 50   # nflow-compat's automatic max step (span/50); given to the peers too
 EVENT_TOL = ATOL           # PathSim's zero-crossing "close enough" tolerance |g| (its default is 1e-4)
 
-# MSL/Dymola reference (shared/reference/msl/notes.md, stop1): breakaway in two stages
+# MSL/Dymola reference (fixtures/reference/msl/notes.md, stop1): breakaway in two stages
 # (startForward, then mode Forward 6.7e-9 s later), then two direct reversals.
 MSL_SWITCHES = ((0.41014312863493446, "stuck", "forward"), (2.4426888245624565, "forward", "backward"),
                 (4.4419399008746812, "backward", "forward"))

@@ -2,7 +2,8 @@
 from .api import compile_plan, simulate, simulate_json, validate
 from .diagram import Limits
 from .errors import DiagramError, NFlowError, SimulationError
+from .sweeps import sweep
 
-__all__ = ["simulate_json", "simulate", "validate", "compile_plan", "Limits",
+__all__ = ["simulate_json", "simulate", "validate", "compile_plan", "sweep", "Limits",
            "NFlowError", "DiagramError", "SimulationError"]
 __version__ = "0.1.0"

@@ -24,20 +24,33 @@ from .errors import DiagramError, NFlowError, SimulationError
 
 
 @contextmanager
-def _expression_limits(limits: Limits | None):
+def expression_limits(limits: Limits | None):
     lim = limits or Limits()
     with expr.limits(lim.max_expression_length, lim.max_exponent):
         yield
 
 
+_BOMS = {str: "\ufeff", bytes: b"\xef\xbb\xbf", bytearray: b"\xef\xbb\xbf"}
+
+
+def strip_bom(text):
+    """``text`` without a leading UTF-8 byte order mark (which some editors and file
+    writers put before the JSON; orjson refuses it)."""
+    if isinstance(text, memoryview):
+        text = text.tobytes()
+    bom = _BOMS.get(type(text))
+    return text[len(bom):] if bom is not None and text[:len(bom)] == bom else text
+
+
 def load_json(text, *, limits: Limits | None = None) -> object:
-    """Decode diagram JSON; input over ``max_input_bytes`` or nested deeper than
-    ``max_json_depth`` is refused before it is parsed."""
+    """Decode diagram JSON (after a UTF-8 BOM, if any); input over ``max_input_bytes`` or
+    nested deeper than ``max_json_depth`` is refused before it is parsed."""
     lim = limits or Limits()
     size = len(text) if isinstance(text, (str, bytes, bytearray, memoryview)) else None
     if size is not None and size > lim.max_input_bytes:
         raise DiagramError("input_too_large", f"the input has {size} bytes (limit {lim.max_input_bytes})",
                            path="")
+    text = strip_bom(text)
     if size is not None and text_depth(text) > lim.max_json_depth:
         raise _too_deep(lim.max_json_depth)
     try:
@@ -102,7 +115,7 @@ def validate(diagram: dict, *, limits: Limits | None = None, _depth_checked: boo
     if not _depth_checked:
         check_depth(diagram, lim.max_json_depth)
     try:
-        with _expression_limits(lim):
+        with expression_limits(lim):
             return parse(diagram, lim)
     except RecursionError:
         raise DiagramError("too_deep", "the diagram nests arrays or objects too deeply", path="") from None
@@ -111,8 +124,21 @@ def validate(diagram: dict, *, limits: Limits | None = None, _depth_checked: boo
 def compile_plan(diagram: dict, *, limits: Limits | None = None, base_dir=None,
                  _depth_checked: bool = False) -> Plan:
     """A reusable execution plan: ``plan.run()`` as often as needed, compiled once."""
-    with _expression_limits(limits), _typed_errors():
-        return Plan(validate(diagram, limits=limits, _depth_checked=_depth_checked), limits, base_dir=base_dir)
+    with expression_limits(limits), _typed_errors():
+        return build_plan(validate(diagram, limits=limits, _depth_checked=_depth_checked), limits=limits,
+                          base_dir=base_dir)
+
+
+def build_plan(diagram: Diagram, *, limits: Limits | None = None, base_dir=None) -> Plan:
+    """The plan of an already validated ``Diagram`` (``validate``, ``diagram.with_params``)."""
+    with expression_limits(limits), _typed_errors():
+        return Plan(diagram, limits, base_dir=base_dir)
+
+
+def run_diagram(diagram: Diagram, *, limits: Limits | None = None, base_dir=None, progress=None) -> dict:
+    """Compile and run an already validated ``Diagram``; the result holds numpy arrays."""
+    with expression_limits(limits):
+        return build_plan(diagram, limits=limits, base_dir=base_dir).run(progress=progress)
 
 
 @contextmanager
@@ -130,9 +156,9 @@ def _typed_errors():
 
 
 def _run(diagram: dict, limits: Limits | None, base_dir, progress, depth_checked: bool = False) -> dict:
-    with _expression_limits(limits):
-        plan = compile_plan(diagram, limits=limits, base_dir=base_dir, _depth_checked=depth_checked)
-        return plan.run(progress=progress)
+    with expression_limits(limits), _typed_errors():
+        parsed = validate(diagram, limits=limits, _depth_checked=depth_checked)
+    return run_diagram(parsed, limits=limits, base_dir=base_dir, progress=progress)
 
 
 def simulate(diagram: dict, *, limits: Limits | None = None, base_dir=None, progress=None) -> dict:

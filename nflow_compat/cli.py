@@ -1,4 +1,4 @@
-"""``nflow-sim``: a stdin/stdout pipe by default, plus run/validate/schema/blocks/plot.
+"""``nflow-sim``: a stdin/stdout pipe by default, plus run/validate/schema/blocks/fmu-info/fmu-block/plot/sweep.
 
 Exit codes: 0 success, 2 the diagram is wrong, 1 running it failed, 130 interrupted (Ctrl-C).
 On error stdout carries ``{"status": "error", "error": {...}}`` and stderr the message.
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import orjson
 
-from . import api
+from . import api, sweeps
 from .diagram import Limits
 from .errors import DiagramError, NFlowError, SimulationError
 
@@ -33,8 +33,10 @@ class ProgressBar:
     run has lasted ``delay`` seconds and then at most every ``interval`` seconds, so short
     runs print nothing and the callback stays cheap. ``close()`` erases it."""
 
-    def __init__(self, stream, *, delay: float = 1.0, interval: float = 0.2, clock=time.monotonic):
+    def __init__(self, stream, *, delay: float = 1.0, interval: float = 0.2, clock=time.monotonic,
+                 unit: str = "samples"):
         self.stream = stream
+        self.unit = unit
         self.delay = delay
         self.interval = interval
         self.clock = clock
@@ -57,7 +59,7 @@ class ProgressBar:
         filled = int(round(frac * bar_len))
         eta = f", ~{left:.0f} s left" if math.isfinite(left) else ""
         line = (f"nflow-sim [{'#' * filled}{'.' * (bar_len - filled)}] {100 * frac:5.1f}% "
-                f"{done}/{total} samples {elapsed:.0f} s{eta}")[: max(1, columns - 1)]
+                f"{done}/{total} {self.unit} {elapsed:.0f} s{eta}")[: max(1, columns - 1)]
         pad = " " * max(0, self.width - len(line))
         self.stream.write("\r" + line + pad)
         self.stream.flush()
@@ -70,7 +72,7 @@ class ProgressBar:
             self.width = 0
 
 
-def _progress(args):
+def _progress(args, unit: str = "samples"):
     """The progress callback for this invocation, or None (--quiet, or stderr not a terminal)."""
     if getattr(args, "quiet", False):
         return None
@@ -79,17 +81,44 @@ def _progress(args):
             return None
     except (AttributeError, ValueError):
         return None
-    return ProgressBar(sys.stderr, delay=PROGRESS_DELAY)
+    return ProgressBar(sys.stderr, delay=PROGRESS_DELAY, unit=unit)
 
 
 # ----------------------------------------------------------------------------- helpers
 
+class OutputError(NFlowError):
+    """The output file (``-o``) cannot be written."""
+
+    kind = "output"
+
+
+def check_output(out_path: str | None) -> None:
+    """Refuse an ``-o`` file that cannot be written before anything runs, so a long run
+    never ends in a write error: its directory must exist and both must be writable."""
+    if not out_path:
+        return
+    target = Path(out_path)
+    folder = target.parent
+    if target.is_dir():
+        problem = "it is a directory"
+    elif not folder.is_dir():
+        problem = f"the directory {str(folder)!r} does not exist"
+    elif not os.access(folder, os.W_OK) or (target.exists() and not os.access(target, os.W_OK)):
+        problem = "permission denied"
+    else:
+        return
+    raise OutputError("unwritable_output", f"cannot write {out_path}: {problem}")
+
+
 def _write(text: str, out_path: str | None):
-    if out_path:
+    if not out_path:
+        sys.stdout.write(text + "\n")
+        return
+    try:
         with open(out_path, "w", encoding="utf-8") as fh:
             fh.write(text + "\n")
-    else:
-        sys.stdout.write(text + "\n")
+    except OSError as exc:
+        raise OutputError("unwritable_output", f"cannot write {out_path}: {exc.strerror}") from None
 
 
 def _fail(err: NFlowError) -> int:
@@ -125,8 +154,8 @@ def _base_dir(args) -> str:
     return os.getcwd()
 
 
-def _run_with_progress(args, call):
-    bar = _progress(args)
+def _run_with_progress(args, call, unit: str = "samples"):
+    bar = _progress(args, unit)
     try:
         return call(bar)
     finally:
@@ -138,6 +167,7 @@ def _run_with_progress(args, call):
 
 def _simulate(args) -> int:
     limits = args.limits
+    check_output(args.output)
     text = _read(args.file, limits.max_input_bytes)
     result = _run_with_progress(args, lambda bar: api.simulate_json(
         text, allow_nan=args.allow_nan, limits=limits, base_dir=_base_dir(args), progress=bar))
@@ -151,6 +181,26 @@ def _validate(args) -> int:
     _write(orjson.dumps({"status": "ok", "blocks": len(diagram.blocks), "connections":
                          len(diagram.wires) + len(diagram.links), "samples": diagram.n_samples}).decode(), None)
     return EXIT_OK
+
+
+def _sweep(args) -> int:
+    """Run a sweep spec; the table goes to -o (a Parquet dataset directory), a summary to stdout."""
+    try:
+        frame = _run_with_progress(args, lambda bar: sweeps.sweep(
+            args.spec, output=args.output, scheduler=args.scheduler, workers=args.workers,
+            batch_size=args.batch_size, limits=args.limits, base_dir=args.base_dir, progress=bar), unit="runs")
+    except sweeps.Interrupted as stop:
+        sys.stderr.write(f"nflow-sim: interrupted; {stop.done} of {stop.total} runs are saved in {args.output} "
+                         "(run the same command again to run the rest)\n")
+        return EXIT_INTERRUPTED
+    codes = frame["error_code"].value_counts().to_dict()
+    lost = sum(codes.get(code, 0) for code in sweeps.LOST)
+    _write(orjson.dumps({"status": "ok", "runs": len(frame), "ok": int((frame["status"] == "ok").sum()),
+                         "errors": codes, "output": args.output}).decode(), None)
+    if lost:
+        sys.stderr.write(f"nflow-sim: {lost} run(s) got no result (their workers died); run the same command "
+                         "again to retry them\n")
+    return EXIT_SIMULATION if lost else EXIT_OK
 
 
 def _schema(args) -> int:
@@ -174,14 +224,36 @@ def _blocks(args) -> int:
     return EXIT_OK
 
 
+def _fmu_info(args) -> int:
+    from .blocks.fmi import describe
+    _write(orjson.dumps(describe(Path(args.file)), option=orjson.OPT_INDENT_2).decode(), None)
+    return EXIT_OK
+
+
+def _fmu_block(args) -> int:
+    from .blocks.fmi import block_entry
+    entry = block_entry(Path(args.file), args.type, args.path)
+    _write(orjson.dumps(entry, option=orjson.OPT_INDENT_2).decode(), None)
+    return EXIT_OK
+
+
 def _plot(args) -> int:
     from . import plot
     limits = args.limits
+    check_output(args.output)
+    plot.check_dpi(args.dpi)
     doc = plot.load_json(_read(args.file, limits.max_input_bytes))
+    diagram = None
     if plot.is_diagram(doc):   # a diagram: run it, then draw what it recorded
-        doc = _run_with_progress(args, lambda bar: api.simulate(doc, limits=limits, base_dir=_base_dir(args),
+        diagram = doc
+        doc = _run_with_progress(args, lambda bar: api.simulate(diagram, limits=limits, base_dir=_base_dir(args),
                                                                  progress=bar))
-    info = plot.render(doc, args.output, title=args.title, dpi=args.dpi)
+    elif args.diagram:         # the diagram a result came from: only to name its columns
+        diagram = api.load_json(_read(args.diagram, limits.max_input_bytes), limits=limits)
+    names = None
+    if diagram is not None:    # compiled (not run) to see what feeds each recorder
+        names = plot.channel_names(api.compile_plan(diagram, limits=limits, base_dir=_base_dir(args)))
+    info = plot.render(doc, args.output, title=args.title, dpi=args.dpi, names=names)
     _write(orjson.dumps({"status": "ok", "output": args.output, **info}).decode(), None)
     return EXIT_OK
 
@@ -249,15 +321,41 @@ def _parser() -> argparse.ArgumentParser:
     sch = sub.add_parser("schema", help="print the diagram JSON Schema, or one block type's params schema")
     sch.add_argument("type", nargs="?")
     sch.set_defaults(func=_schema)
+    swp = sub.add_parser("sweep", help="run a sweep spec (many variants of one diagram) on Dask; needs the "
+                         "extra 'sweep'")
+    swp.add_argument("spec", help="the sweep spec JSON file")
+    swp.add_argument("-o", "--output", required=True, help="results directory (a Parquet dataset, e.g. "
+                     "results.parquet; traces go to results.traces); an unfinished one is resumed")
+    swp.add_argument("--scheduler", metavar="ADDRESS", help="a Dask scheduler (tcp:// or tls://; TLS settings "
+                     "from the Dask config); default: a local cluster")
+    swp.add_argument("--workers", type=int, metavar="N", help="local cluster worker processes (default: one per core)")
+    swp.add_argument("--batch-size", type=int, metavar="N", help="runs per Dask task (default: automatic)")
+    swp.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS, help="no progress bar")
+    swp.add_argument("--base-dir", metavar="DIR", default=argparse.SUPPRESS,
+                     help="directory fileSource/fileSink paths are confined to (default: the diagram file's)")
+    _add_common(swp, simulates=False, top=False)
+    swp.set_defaults(func=_sweep)
     blk = sub.add_parser("blocks", help="list the block types that run")
     blk.add_argument("--json", action="store_true")
     blk.set_defaults(func=_blocks)
+    info = sub.add_parser("fmu-info", help="describe an FMU (.fmu or extracted folder): model, FMI version, "
+                          "interfaces, variables (nflow's fmiInfo); needs fmpy (extra 'fmi')")
+    info.add_argument("file")
+    info.set_defaults(func=_fmu_info)
+    entry = sub.add_parser("fmu-block", help="print a library.json block entry for an FMU (nflow's fmuToBlock): "
+                           "ports from its inputs/outputs, params path + its parameters")
+    entry.add_argument("file")
+    entry.add_argument("--type", choices=("fmu", "fmuMe"), help="default: fmu if the FMU co-simulates, else fmuMe")
+    entry.add_argument("--path", help="the path param to write (default: FILE as given)")
+    entry.set_defaults(func=_fmu_block)
     plt = sub.add_parser("plot", help="draw a result (workspace variables and scopes against time, events "
                          "marked) into an image; needs matplotlib (extra 'plot')")
     plt.add_argument("file", help="a result JSON (from run or the pipe; '-' for stdin), or a diagram to run first")
     plt.add_argument("-o", "--output", required=True, help="image file; format from the extension (.png .svg .pdf)")
     plt.add_argument("--title", help="figure title (default: a summary of the result)")
-    plt.add_argument("--dpi", type=int, default=100)
+    plt.add_argument("--dpi", type=int, default=100, help="resolution of a raster image (10 to 1200)")
+    plt.add_argument("--diagram", metavar="FILE", help="the diagram the result came from: names each recorded "
+                     "column after the block feeding it (a diagram given as the input is used by itself)")
     _add_common(plt, simulates=True, top=False)
     plt.set_defaults(func=_plot)
     p.set_defaults(func=_simulate, file=None, output=None)

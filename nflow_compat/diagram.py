@@ -6,7 +6,7 @@ result. Each problem is a ``DiagramError`` with a JSON pointer into the input.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 
 import numpy as np
 
@@ -27,9 +27,12 @@ class Limits:
     the error code of each."""
 
     max_steps: int = 10_000_000      # grid samples
-    # internal steps of the solver over the whole run (ode45 costs 0.2-0.5 ms a step on
-    # a small physical island here, so the default bounds such a run to well under a minute)
-    max_solver_steps: int = 100_000
+    # internal steps of the solver over the whole run, and the event checks a fast input
+    # adds (ode45 costs 0.2-0.5 ms a step on a small physical island here, an LSODA ('dae')
+    # step 0.1-0.3 ms; LSODA restarts at order 1 and takes ~30 steps between two events, so
+    # a run with ~5,000 events (a stick-slip mass under a 200 Hz force for 12 s) needs
+    # ~160,000; the default bounds a run to a few minutes)
+    max_solver_steps: int = 500_000
     max_blocks: int = 100_000
     max_width: int = 1_000_000       # elements of one signal
     # grid samples x elements of all signals (~40 s of scalar blocks at the measured
@@ -103,9 +106,22 @@ class Diagram:
 
 # ----------------------------------------------------------------------------- helpers
 
+def unset(value) -> bool:
+    """A field jsonencode wrote for a value nobody set: a struct array gives every element
+    every field, the unset ones as ``[]`` (an empty matrix); ``null`` is an absent field."""
+    return value is None or (isinstance(value, list) and not value)
+
+
+def is_physical(conn: dict) -> bool:
+    """A connection naming a pin. On a signal wire of a Nelson struct array the pin fields
+    are there, unset: ``[]``, ``""`` (an empty char) or ``null``."""
+    return any(not unset(conn.get(key)) and conn.get(key) != "" for key in ("fromPin", "toPin"))
+
+
 def _as_list(value, path: str, what: str) -> list:
-    """jsonencode turns a one-element struct array into a bare object."""
-    if value is None:
+    """jsonencode turns a one-element struct array into a bare object, and an empty
+    ``struct()`` into ``{}``."""
+    if value is None or value == {}:
         return []
     if isinstance(value, dict):
         return [value]
@@ -115,7 +131,10 @@ def _as_list(value, path: str, what: str) -> list:
 
 
 def _number(value, variables, *, where: dict, what: str) -> float:
-    """A scalar from a number, a numeric string or expression, or a one-element array."""
+    """A scalar from a number, a numeric string or expression, or a one-element array;
+    ``null`` is NaN (jsonencode writes NaN, and by default also +-Inf, as null)."""
+    if value is None:
+        return math.nan
     if isinstance(value, bool):
         return float(value)
     if isinstance(value, (int, float)):
@@ -137,7 +156,10 @@ def _show(value) -> str:
 
 
 def _numeric_array(value, variables, *, where: dict, what: str) -> np.ndarray:
-    """A real array (any rank) from numbers, nested lists, or an expression string."""
+    """A real array (any rank) from numbers, nested lists, or an expression string;
+    ``null`` is NaN, as in ``_number``."""
+    if value is None:
+        value = math.nan
     if isinstance(value, str):
         value = evaluate(value, variables, **where)
     elif isinstance(value, list):
@@ -236,7 +258,7 @@ def normalize_param(spec: ParamSpec, value, variables, where: dict):
 # ----------------------------------------------------------------------------- sections
 
 def _variables(raw, variables_path="/variables") -> dict:
-    if raw is None or raw == []:
+    if unset(raw):
         return {}
     if not isinstance(raw, dict):
         raise DiagramError("bad_type", "'variables' must be an object of name: value", path=variables_path)
@@ -250,7 +272,7 @@ def _variables(raw, variables_path="/variables") -> dict:
 
 
 def _count(value, default: int, where: dict, what: str) -> int:
-    if value is None:
+    if unset(value):
         return default
     n = _number(value, {}, where=where, what=what)
     if not (math.isfinite(n) and n == int(n) and 0 <= n <= MAX_PORTS):
@@ -277,7 +299,7 @@ def _block(raw, index: int, variables: dict, path: str, types: dict, warnings: l
     n_in = _count(raw.get("inputs"), bt.inputs, {"path": path + "/inputs", "block": bid}, "'inputs'")
     n_out = _count(raw.get("outputs"), bt.outputs, {"path": path + "/outputs", "block": bid}, "'outputs'")
     given = raw.get("params")
-    if given is None or given == []:
+    if unset(given):
         given = {}
     if not isinstance(given, dict):
         raise DiagramError("bad_type", f"'params' of block {bid!r} must be an object", path=path + "/params",
@@ -287,6 +309,9 @@ def _block(raw, index: int, variables: dict, path: str, types: dict, warnings: l
     params = {}
     for name, value in given.items():
         spec = bt.params.get(name)
+        if spec is None and bt.open_params:   # the handler checks it (an FMU's variable)
+            params[name] = value
+            continue
         if spec is None:
             hint = did_you_mean(name, bt.params)
             if hint:
@@ -321,7 +346,7 @@ def _resolve_aliases(block: Block, given: dict) -> dict:
 
 
 def _index(value, where: dict, what: str) -> int:
-    if value is None:
+    if unset(value):
         return 0
     n = _number(value, {}, where=where, what=what)
     if not math.isfinite(n) or n != int(n):
@@ -348,7 +373,7 @@ def _connections(raws, blocks: list, ids: dict, single: bool, paths=None):
             raise DiagramError("bad_connection", "a connection must be an object", path=path)
         a = _ref(raw.get("from"), ids, path + "/from", "from")
         b = _ref(raw.get("to"), ids, path + "/to", "to")
-        if "fromPin" in raw or "toPin" in raw:
+        if is_physical(raw):
             links.append(_link(raw, blocks[a], blocks[b], path))
             continue
         src, dst = blocks[a], blocks[b]
@@ -374,8 +399,8 @@ def _link(raw: dict, a: Block, b: Block, path: str) -> PinLink:
     pins = []
     for blk, key in ((a, "fromPin"), (b, "toPin")):
         pin = raw.get(key)
-        if not isinstance(pin, str):
-            raise DiagramError("bad_connection", f"a physical connection needs a string '{key}'",
+        if not isinstance(pin, str) or not pin:
+            raise DiagramError("bad_connection", f"a physical connection needs a pin name '{key}'",
                                path=path + "/" + key, block=blk.id)
         if pin not in blk.type.pins:
             have = ", ".join(blk.type.pins) or "none"
@@ -392,7 +417,7 @@ def _link(raw: dict, a: Block, b: Block, path: str) -> PinLink:
 
 def _positive(raw: dict, key: str, default=None) -> float | None:
     value = raw.get(key)
-    if value is None:  # absent or null: the default
+    if unset(value):
         return default
     where = {"path": "/" + key}
     x = _number(value, {}, where=where, what=f"'{key}'")
@@ -410,11 +435,15 @@ def parse(raw, limits: Limits | None = None) -> Diagram:
         raise DiagramError("bad_type", "a diagram must be a JSON object", path="")
     types = block_types()
     for key in ("sampleTime", "duration"):
-        if raw.get(key) is None:
+        if unset(raw.get(key)):
             raise DiagramError("missing_field", f"the diagram needs '{key}'", path="/" + key)
     sample_time = _positive(raw, "sampleTime")
     duration = _positive(raw, "duration")
-    solver = raw.get("solver", "discrete")
+    solver = raw.get("solver")
+    if unset(solver):
+        solver = "discrete"
+    elif isinstance(solver, list) and len(solver) == 1:   # a cell holding one string
+        solver = solver[0]
     if not isinstance(solver, str) or solver not in SOLVERS:
         raise DiagramError("unknown_solver", f"unknown solver {solver!r} (known: {', '.join(SOLVERS)})"
                            + (did_you_mean(solver, SOLVERS) if isinstance(solver, str) else ""), path="/solver")
@@ -450,3 +479,19 @@ def parse(raw, limits: Limits | None = None) -> Diagram:
         raise SimulationError("too_many_steps", f"duration/sampleTime gives {ratio:.6g} steps "
                               f"(limit {limits.max_steps} steps)", path="/duration")
     return diagram
+
+
+def with_params(diagram: Diagram, values: dict) -> Diagram:
+    """``diagram`` with some block parameters set anew: ``values`` maps (block index,
+    param name) to a raw value, normalized and checked as ``parse`` does it. Blocks that
+    keep their parameters are shared with ``diagram``, not copied (a Plan reads its
+    Diagram, never changes it), so a sweep re-binds a validated diagram without parsing
+    it again. Parameters that change the diagram's shape (subsystem contents, variables)
+    are not block parameters here: such a change needs ``parse``."""
+    blocks = list(diagram.blocks)
+    for (index, name), value in values.items():
+        block = blocks[index]
+        if block is diagram.blocks[index]:
+            block = blocks[index] = replace(block, params=dict(block.params))
+        block.params[name] = normalize_param(block.type.params[name], value, diagram.variables, block.where(name))
+    return replace(diagram, blocks=blocks, warnings=list(diagram.warnings))

@@ -15,6 +15,7 @@ from .blocks import NOT_RUNNABLE, supported_types
 from .manifests import block_types, libraries
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+REFERENCE = FIXTURES / "reference"   # reference data (MSL results, nflow's examples), not diagrams
 
 
 def _fixture_index() -> dict:
@@ -23,6 +24,8 @@ def _fixture_index() -> dict:
     if not FIXTURES.is_dir():
         return index
     for path in sorted(FIXTURES.rglob("*.json")):
+        if REFERENCE in path.parents:
+            continue
         blocks = json.loads(path.read_text())["diagram"]["blocks"]
         for b in blocks if isinstance(blocks, list) else [blocks]:
             rel = f"fixtures/{path.relative_to(FIXTURES).as_posix()}"

@@ -77,13 +77,13 @@ def _round_away(x):
     return round_half_away(np.asarray(x, dtype=float))
 
 
-def _mod(a, b):
-    # MATLAB mod: result has the sign of b; mod(a, 0) = a.
-    return np.where(b == 0, a, a - np.floor(a / np.where(b == 0, 1, b)) * b)
-
-
-def _rem(a, b):
-    return np.where(b == 0, a, np.fmod(a, np.where(b == 0, 1, b)))
+def floor_mod(a, b):
+    """MATLAB's (and nflow mathFunction's) mod element-wise: the sign of b, mod(a, 0) = a.
+    Built on C fmod, which is exact, so no a/b can overflow or round."""
+    with np.errstate(invalid="ignore"):
+        r = np.fmod(a, b)
+    r = np.where((r != 0.0) & ((r < 0.0) != (b < 0.0)), r + b, r)
+    return np.where(b == 0.0, a, r).astype(float)
 
 
 _FUNCTIONS = {
@@ -94,7 +94,8 @@ _FUNCTIONS = {
     "sqrt": (1, np.sqrt), "abs": (1, np.abs), "sign": (1, np.sign),
     "floor": (1, np.floor), "ceil": (1, np.ceil), "round": (1, _round_away), "fix": (1, _fix),
     "atan2": (2, np.arctan2), "hypot": (2, np.hypot), "pow": (2, np.power),
-    "min": (2, np.minimum), "max": (2, np.maximum), "mod": (2, _mod), "rem": (2, _rem),
+    "min": (2, np.minimum), "max": (2, np.maximum), "mod": (2, floor_mod),
+    "rem": (2, np.fmod),   # C fmod, as MATLAB's rem: the sign of a, and rem(a, 0) is NaN
 }
 
 
@@ -497,19 +498,21 @@ def _s_clamp(x: float, lo: float, hi: float) -> float:
     return _s_min(_s_max(x, lo), hi)
 
 
-def _s_mod(a: float, b: float) -> float:
-    if b == 0.0:
-        return a
-    return a - _s_floor(a / b) * b
-
-
 def _s_rem(a: float, b: float) -> float:
-    if b == 0.0:
-        return a
     try:
         return math.fmod(a, b)
-    except ValueError:   # fmod(inf, b)
+    except ValueError:   # fmod(inf, b) and fmod(a, 0) are NaN in C (and MATLAB's rem)
         return _NAN
+
+
+def floor_mod_scalar(a: float, b: float) -> float:
+    """``floor_mod`` of two floats."""
+    if b == 0.0:
+        return a
+    r = _s_rem(a, b)
+    if r != 0.0 and (r < 0.0) != (b < 0.0):
+        r += b
+    return r
 
 
 def _s_round(x: float) -> float:
@@ -525,7 +528,7 @@ SCALAR_FUNCTIONS = {
     "floor": (1, _s_floor), "ceil": (1, _s_ceil), "round": (1, _s_round), "fix": (1, _s_fix),
     "sinc": (1, _s_sinc),
     "atan2": (2, math.atan2), "hypot": (2, math.hypot), "pow": (2, _s_pow),
-    "min": (2, _s_min), "max": (2, _s_max), "mod": (2, _s_mod), "rem": (2, _s_rem),
+    "min": (2, _s_min), "max": (2, _s_max), "mod": (2, floor_mod_scalar), "rem": (2, _s_rem),
     "clamp": (3, _s_clamp),
 }
 

@@ -1,12 +1,14 @@
 """The nflow-2 library manifests: block metadata (ports, pins, defaults, param kinds).
 
 One ``libraries/<lib>/library.json`` per nflow library. Besides nflow's own keys a
-block entry may carry two product extensions:
+block entry may carry three product extensions:
 
 * ``paramTypes``: ``{name: kind | {kind, minimum, exclusiveMinimum, enum, ...}}`` where
   the kind cannot be read off the default (a scalar default that also takes a vector),
   or where a value range is checked;
-* ``paramAliases``: ``{alias: name}``, older inspector names nflow pages still show.
+* ``paramAliases``: ``{alias: name}``, older inspector names nflow pages still show;
+* ``openParams``: true when names beyond ``defaultParams`` are the block's own (an FMU's
+  variables): they are kept as given, and the handler checks them.
 """
 from __future__ import annotations
 
@@ -79,6 +81,7 @@ class BlockType:
     acausal: bool = False
     domain: str | None = None
     pins: dict = field(default_factory=dict)  # pin name -> domain
+    open_params: bool = False   # params beyond ``params`` are kept as given (the handler checks them)
 
     @property
     def defaults(self) -> dict:
@@ -112,7 +115,8 @@ def _block_type(library: str, entry: dict) -> BlockType:
         params=_param_specs(entry), aliases=dict(entry.get("paramAliases", {})),
         help=entry.get("help", ""), acausal=bool(entry.get("acausal")),
         domain=entry.get("domain"),
-        pins={p["name"]: p.get("domain", entry.get("domain")) for p in entry.get("physicalPins", [])})
+        pins={p["name"]: p.get("domain", entry.get("domain")) for p in entry.get("physicalPins", [])},
+        open_params=bool(entry.get("openParams")))
 
 
 @functools.lru_cache(maxsize=1)

@@ -11,22 +11,25 @@ diagram without running Python:
 Each parameter kind (see ``manifests.KINDS``) gets one schema that takes every JSON shape
 normalization takes for it: a scalar as a bare number, a boolean, a string or a one-element
 array (nested); vectors as a row, a column or any array with a singleton dimension; ``null``
-inside numeric arrays (jsonencode's NaN). A schema cannot evaluate expressions, so a string is
-accepted wherever an expression is, as long as it only uses characters the expression language
-has. What a schema cannot express is left to ``nflow_compat.validate``: ragged arrays, the shape
-an expression evaluates to, undefined variables, unknown param names that are close to a known
-one (an error there, "did you mean"; other unknown names are ignored, so the schemas allow
-additional properties), two aliases of one param with different values, duplicate block ids,
-connections naming missing blocks, ports or pins.
+wherever a real goes (jsonencode's NaN) unless a bound or an enum excludes NaN. A schema
+cannot evaluate expressions, so a string is accepted wherever an expression is, as long as it
+only uses characters the expression language has. What a schema cannot express is left to
+``nflow_compat.validate``: ragged arrays, the shape an expression evaluates to, undefined
+variables, unknown param names that are close to a known one (an error there, "did you mean";
+other unknown names are ignored, so the schemas allow additional properties), two aliases of
+one param with different values, duplicate block ids, connections naming missing blocks, ports
+or pins.
 
 ``python -m nflow_compat.schema --write schemas`` regenerates the checked-in files
-(``schemas/diagram.schema.json``, ``schemas/blocks/<type>.params.schema.json``);
+(``schemas/diagram.schema.json``, ``schemas/blocks/<type>.params.schema.json``, and
+``schemas/sweep.schema.json``, the sweep spec's schema from ``sweeps.spec``);
 ``--check schemas`` exits 1 and lists the files that are stale.
 """
 from __future__ import annotations
 
 import argparse
 import hashlib
+import math
 import sys
 from pathlib import Path
 from urllib.parse import quote
@@ -37,9 +40,11 @@ from .diagram import MAX_PORTS, SOLVERS
 from .errors import DiagramError, did_you_mean, pointer
 from .expr import MAX_LENGTH
 from .manifests import BlockType, ParamSpec, block_types
+from .sweeps.spec import sweep_schema
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 DIAGRAM_FILE = "diagram.schema.json"
+SWEEP_FILE = "sweep.schema.json"
 BLOCKS_DIR = "blocks"
 
 # Characters the expression tokenizer (expr._TOKEN) can read; anything else fails to evaluate.
@@ -54,7 +59,7 @@ _ENUM_KINDS = ("number", "string", "any")
 _BOUND_KINDS = ("number", "numeric", "vector", "matrix")
 
 _KIND_TEXT = {
-    "number": "a number (also a boolean, a numeric string or expression, or a one-element array)",
+    "number": "a number (also a boolean, a numeric string or expression, or a one-element array; null is NaN)",
     "numeric": "a number or a numeric array of any shape (numbers, expressions; null is NaN)",
     "vector": "a vector: a number, a row, a column or any array with one non-singleton dimension",
     "matrix": "a matrix: a number, a row, or an array of equal-length rows",
@@ -119,6 +124,8 @@ class _Defs:
             types.remove("boolean")
         elif len(ok) == 1:
             kw["not"] = {"const": not ok[0]}
+        if not integer and _satisfies(math.nan, lo, lo_strict, enum):
+            types.append("null")   # jsonencode's NaN, which fails any bound
         return types, kw
 
     @staticmethod
@@ -154,7 +161,7 @@ class _Defs:
         def build():
             types, kw = self._scalar_keywords(None, None, None)
             # inside an array the element is read as a number (so not as 'on'/'off')
-            return dict(kw, type=["boolean", "number", "string", "array"], minItems=1, maxItems=1,
+            return dict(kw, type=types + ["array"], minItems=1, maxItems=1,
                         items=self.number(), description=_KIND_TEXT["boolean"])
         return self._put("boolean", build)
 
@@ -166,8 +173,6 @@ class _Defs:
 
         def build():
             types, kw = self._scalar_keywords(lo, lo_strict, None)
-            if lo is None and lo_strict is None:
-                types.append("null")  # NaN, which fails any bound
             return dict(kw, type=types + ["array"], items=self.ref(name), **self._not_mixed())
         return self._put(name, build)
 
@@ -212,18 +217,12 @@ class _Defs:
         suffix = self._suffix(lo, lo_strict, None)
         name = "matrix" + suffix
 
-        def cell_keywords():
-            types, kw = self._scalar_keywords(lo, lo_strict, None)
-            if lo is None and lo_strict is None:
-                types.append("null")
-            return types, kw
-
         def build_cell():
-            types, kw = cell_keywords()
+            types, kw = self._scalar_keywords(lo, lo_strict, None)
             return dict(kw, type=types)
 
         def build_row():
-            types, kw = cell_keywords()
+            types, kw = self._scalar_keywords(lo, lo_strict, None)
             return dict(kw, type=types + ["array"], items=self._put("matrixCell" + suffix, build_cell))
 
         def build():
@@ -319,7 +318,8 @@ def _params_schema(bt: BlockType, defs: _Defs) -> dict:
     help_text = f"{bt.label} ({bt.library})" + (f": {bt.help}" if bt.help else "")
     return {
         "title": f"{bt.type} params",
-        "description": help_text + " Unknown names are ignored unless close to a known one.",
+        "description": help_text + (" Other names are passed to the block, which checks them." if bt.open_params
+                                    else " Unknown names are ignored unless close to a known one."),
         "type": "object",
         "properties": props,
         "additionalProperties": True,
@@ -345,15 +345,21 @@ def params_schema_for(type_name: str) -> dict:
 
 # ----------------------------------------------------------------------------- diagram
 
-def _unless_null(ref: dict) -> dict:
-    """``null`` (jsonencode's empty) means the default; anything else must match ``ref``."""
-    return {"if": {"type": "null"}, "else": ref}
+# What ``diagram.unset`` reads as a field nobody set: null, or jsonencode's [] (a struct
+# array gives every element every field).
+_UNSET = {"anyOf": [{"type": "null"}, {"type": "array", "maxItems": 0}]}
+
+
+def _unless_unset(ref: dict) -> dict:
+    """Unset means the default; anything else must match ``ref``."""
+    return {"if": _UNSET, "else": ref}
 
 
 def _one_or_many(item_ref: dict, what: str) -> dict:
     return {"type": ["array", "object", "null"], "items": item_ref,
-            "if": {"type": "object"}, "then": item_ref,
-            "description": f"an array of {what}; one may be given as a bare object"}
+            "if": {"type": "object", "minProperties": 1}, "then": item_ref,
+            "description": f"an array of {what}; one may be given as a bare object, none as {{}} "
+                           "(an empty struct())"}
 
 
 def diagram_schema() -> dict:
@@ -389,26 +395,29 @@ def diagram_schema() -> dict:
         "properties": {
             "id": {"type": ["string", "number"], "minLength": 1, "description": "unique block id"},
             "type": {"type": "string", "enum": list(types), "description": "block type (a manifest entry)"},
-            "inputs": dict(_unless_null(count), description="number of input ports (default: the manifest's)"),
-            "outputs": dict(_unless_null(count), description="number of output ports (default: the manifest's)"),
+            "inputs": dict(_unless_unset(count), description="number of input ports (default: the manifest's)"),
+            "outputs": dict(_unless_unset(count), description="number of output ports (default: the manifest's)"),
             "params": {"type": ["object", "null", "array"], "maxItems": 0,
                        "description": "parameters, checked against the block type's params schema"},
         },
         "additionalProperties": True,
         "allOf": dispatch,
     }
+    pin_unset = {"anyOf": [*_UNSET["anyOf"], {"const": ""}]}
     defs.defs["blockRef"] = {"type": ["string", "number"], "description": "the id of a block"}
     defs.defs["connection"] = {
         "type": "object",
         "required": ["from", "to"],
         "properties": {"from": defs.ref("blockRef"), "to": defs.ref("blockRef")},
         "additionalProperties": True,
-        "if": {"anyOf": [{"required": ["fromPin"]}, {"required": ["toPin"]}]},
+        # physical when a pin is named (diagram.is_physical); a signal wire of a struct array
+        # has them unset ([], "", null)
+        "if": {"anyOf": [{"required": [key], "properties": {key: {"not": pin_unset}}} for key in ("fromPin", "toPin")]},
         "then": {"required": ["fromPin", "toPin"],
-                 "properties": {"fromPin": {"type": "string", "description": "physical pin name"},
-                                "toPin": {"type": "string", "description": "physical pin name"}}},
-        "else": {"properties": {"fromIndex": dict(_unless_null(index), description="output port (default 0)"),
-                                "toIndex": dict(_unless_null(index), description="input port (default 0)")}},
+                 "properties": {"fromPin": {"type": "string", "minLength": 1, "description": "physical pin name"},
+                                "toPin": {"type": "string", "minLength": 1, "description": "physical pin name"}}},
+        "else": {"properties": {"fromIndex": dict(_unless_unset(index), description="output port (default 0)"),
+                                "toIndex": dict(_unless_unset(index), description="input port (default 0)")}},
         "description": "a signal connection {from, fromIndex, to, toIndex} or a physical one "
                        "{from, fromPin, to, toPin}",
     }
@@ -427,14 +436,16 @@ def diagram_schema() -> dict:
             "connections": _one_or_many(defs.ref("connection"), "connections"),
             "sampleTime": dict(positive, description="step of the result grid (s), > 0"),
             "duration": dict(positive, description="end time (s), > 0"),
-            "solver": {"type": "string", "enum": list(SOLVERS), "default": "discrete"},
+            "solver": {"type": ["string", "array", "null"], "maxItems": 1, "items": {"enum": list(SOLVERS)},
+                       "if": {"type": "string"}, "then": {"enum": list(SOLVERS)}, "default": "discrete",
+                       "description": "a solver name (also a one-element array; null or [] is the default)"},
             "variables": {"type": ["object", "null", "array"], "maxItems": 0,
                           "propertyNames": {"pattern": r"^[^\W\d]\w*$"},
                           "additionalProperties": numeric,
                           "description": "name: numeric value (or expression over earlier variables)"},
-            "relTol": dict(_unless_null(positive), description="relative tolerance (default 1e-6)"),
-            "absTol": dict(_unless_null(positive), description="absolute tolerance (default 1e-8)"),
-            "maxStep": dict(_unless_null(positive), description="largest internal step (default: none)"),
+            "relTol": dict(_unless_unset(positive), description="relative tolerance (default 1e-6)"),
+            "absTol": dict(_unless_unset(positive), description="absolute tolerance (default 1e-8)"),
+            "maxStep": dict(_unless_unset(positive), description="largest internal step (default: none)"),
         },
         "additionalProperties": True,
         "$defs": defs.defs,
@@ -449,7 +460,7 @@ def _dump(doc: dict) -> bytes:
 
 def generate() -> dict:
     """Relative path (posix) -> file content, for every checked-in schema file."""
-    files = {DIAGRAM_FILE: _dump(diagram_schema())}
+    files = {DIAGRAM_FILE: _dump(diagram_schema()), SWEEP_FILE: _dump(sweep_schema())}
     for name in block_types():
         files[f"{BLOCKS_DIR}/{_params_file(name)}"] = _dump(params_schema_for(name))
     return files
@@ -457,8 +468,7 @@ def generate() -> dict:
 
 def _on_disk(root: Path) -> set:
     found = set()
-    if (root / DIAGRAM_FILE).is_file():
-        found.add(DIAGRAM_FILE)
+    found |= {name for name in (DIAGRAM_FILE, SWEEP_FILE) if (root / name).is_file()}
     if (root / BLOCKS_DIR).is_dir():
         found |= {f"{BLOCKS_DIR}/{p.name}" for p in (root / BLOCKS_DIR).glob("*.schema.json")}
     return found

@@ -49,7 +49,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from .blocks import Phases
-from .diagram import MAX_PORTS, _as_list, _block, _index, _number
+from .diagram import MAX_PORTS, _as_list, _block, _index, _number, is_physical
 from .engine import ordering
 from .errors import DiagramError, did_you_mean
 
@@ -140,7 +140,7 @@ def _truthy(value) -> bool:
 def _paths(value, base: str, what: str):
     """The items of a blocks/connections list and their JSON pointers (``base`` is one)."""
     items = _as_list(value, base, what)
-    return items, ([base] if isinstance(value, dict) else [f"{base}/{i}" for i in range(len(items))])
+    return items, ([base] * len(items) if isinstance(value, dict) else [f"{base}/{i}" for i in range(len(items))])
 
 
 def flatten(raw, raw_blocks, paths, variables, types, limits, warnings):
@@ -213,7 +213,7 @@ class _Flattener:
         def qual(bid, raw_value):
             return raw_value if bid is None else prefix + bid
 
-        if "fromPin" in conn or "toPin" in conn:
+        if is_physical(conn):
             for bid, key in ((src_id, "from"), (dst_id, "to")):
                 if bid in subs or bid in in_ports:
                     raise DiagramError("unsupported_connection", "a physical (pin) connection cannot reach a "

@@ -12,7 +12,7 @@ Two sources of cases, both encoded as JSON text for ``nflow_compat.simulate_json
   strings where numbers go, deep nesting, cycles, dangling connections, wrong-domain pins,
   huge sampleTime ratios, swapped block types, duplicated or removed blocks.
 
-``check_case(text)`` is the property (SPEC §3-§5): ``simulate_json`` returns strict JSON with
+``check_case(text)`` is the property (docs/CONTRACT.md §3-§5): ``simulate_json`` returns strict JSON with
 ``status`` ok whose time grid is ``t_k = k*sampleTime`` for ``k = 0..N`` (fewer samples only
 when a ``stopSimulation`` block can end the run), or raises an ``NFlowError`` with a non-empty
 ``code`` and ``message``. Anything else fails, and so does a case running longer than
@@ -33,8 +33,10 @@ import orjson
 from hypothesis import strategies as st
 
 import nflow_compat as nc
+from nflow_compat.api import strip_bom
 from nflow_compat.blocks import supported_types
 from nflow_compat.manifests import block_types
+from tests.goldens import fixture_paths
 
 FIXTURES_DIR = Path(__file__).resolve().parent.parent / "fixtures"
 PACKAGE_DIR = Path(nc.__file__).resolve().parent
@@ -92,7 +94,7 @@ def check_case(text, *, budget: float = CASE_BUDGET_S) -> str:
         return outcome.code
     result = orjson.loads(out)  # strict JSON: NaN/Infinity tokens would not parse
     assert result["status"] == "ok", result
-    check_time_grid(orjson.loads(text), result)
+    check_time_grid(orjson.loads(strip_bom(text)), result)
     return "ok"
 
 
@@ -120,7 +122,7 @@ def _plain_number(value):
 
 
 def check_time_grid(raw: dict, result: dict) -> None:
-    """SPEC §3: t_k = k*sampleTime (a product), k = 0..N, N = floor(duration/sampleTime + 1e-9)."""
+    """CONTRACT §3: t_k = k*sampleTime (a product), k = 0..N, N = floor(duration/sampleTime + 1e-9)."""
     st_, dur = _plain_number(raw["sampleTime"]), _plain_number(raw["duration"])
     if st_ is None or dur is None:   # given as a string / array: use the parsed values
         parsed = nc.validate(raw, limits=LIMITS)
@@ -564,7 +566,7 @@ def generated_diagrams(draw):
 
 def _load_fixtures() -> list:
     out = []
-    for path in sorted(FIXTURES_DIR.rglob("*.json")):
+    for path in fixture_paths():
         diagram = orjson.loads(path.read_bytes())["diagram"]
         st_, dur = _plain_number(diagram.get("sampleTime")), _plain_number(diagram.get("duration"))
         if st_ and dur and st_ > 0:

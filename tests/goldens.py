@@ -14,18 +14,22 @@ from __future__ import annotations
 
 import math
 import sys
+import tempfile
 from pathlib import Path
 
 import orjson
 
 import nflow_compat as nc
 
+from .fmus import build
+
 ROOT = Path(__file__).resolve().parent.parent / "fixtures"
+REFERENCE = ROOT / "reference"      # the data tests compare with (its README says whence); not goldens
 PROVENANCES = ("doc-stated", "analytic", "msl-reference", "regression")
 
 
 def fixture_paths() -> list:
-    return sorted(p for p in ROOT.rglob("*.json"))
+    return sorted(p for p in ROOT.rglob("*.json") if REFERENCE not in p.parents)
 
 
 def load(path: Path) -> dict:
@@ -33,7 +37,24 @@ def load(path: Path) -> dict:
 
 
 def run(fixture: dict) -> dict:
-    return orjson.loads(nc.simulate_json(orjson.dumps(fixture["diagram"])))
+    """The fixture's result. A fixture naming test FMUs (``"fmus": ["Lag-fmi3", ...]``, built
+    from tests/fmus) runs with them in its base directory."""
+    base = _fmu_folder(fixture["fmus"]) if "fmus" in fixture else None
+    return orjson.loads(nc.simulate_json(orjson.dumps(fixture["diagram"]), base_dir=base))
+
+
+_FMU_FOLDER = []   # the process's folder of built test FMUs (a TemporaryDirectory, made on first use)
+
+
+def _fmu_folder(names) -> str:
+    if not _FMU_FOLDER:
+        _FMU_FOLDER.append(tempfile.TemporaryDirectory(prefix="nflow-golden-fmus-"))
+    folder = Path(_FMU_FOLDER[0].name)
+    for name in names:
+        identifier, _, version = name.rpartition("-fmi")
+        if not (folder / f"{name}.fmu").exists():
+            build.build(identifier, int(version), folder)
+    return str(folder)
 
 
 def mismatches(expected, actual, tol: dict, where: str = "") -> list:

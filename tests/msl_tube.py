@@ -1,5 +1,6 @@
 """MSL regression comparison: the csv-compare "Rectangle" tube (modelica-tools/csv-compare
-v2.0.3 semantics, as described in ../shared/reference/msl/notes.md section 3).
+v2.0.3 semantics, with which the Modelica Association checks tools against the reference
+results in fixtures/reference/msl/).
 
 * Tube half sizes: ``dt = tol*max(t_end - t_start, |t_start|)`` and
   ``dy = tol*max(max(y) - min(y), |min(y)|, floor)`` from the reference's own extrema
@@ -23,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 TOL = 2e-3
-REFERENCE_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "reference" / "msl"
+REFERENCE_DIR = Path(__file__).resolve().parents[1] / "fixtures" / "reference" / "msl"
 
 
 def reference_path(name: str) -> Path:

@@ -60,7 +60,7 @@ def test_a_signal_driven_source_across_a_capacitor_is_a_typed_error():
              pin("V", "n", "G", "p")]
     with pytest.raises(nc.SimulationError) as err:
         nc.simulate(diagram(blocks, conns, solver="ode45"))
-    assert err.value.code == "index_two_signal" and err.value.block == "V"
+    assert err.value.code == "index_two_signal" and err.value.block == "V" and err.value.path == "/blocks/1"
 
 
 def test_two_voltage_sources_in_parallel_are_singular():

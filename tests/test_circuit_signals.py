@@ -84,3 +84,16 @@ def test_heating_resistor_warms_its_heat_capacitor():
     res = nc.simulate(diagram(blocks, conns, dt=0.5, duration=4.0, solver="ode45", relTol=1e-10, absTol=1e-12))
     t = np.asarray(res["time"])
     np.testing.assert_allclose(np.asarray(res["workspace"]["T"])[:, 0], 300 + 10 * (1 - np.exp(-t / 2)), atol=1e-7)
+
+
+def test_a_convective_resistor_of_zero_is_a_short():
+    # Rc = 0 (a constant signal) ties the middle node to the fixed 300 K (MSL's
+    # dT = Rc*Q_flow with Q_flow an unknown); a conductor G = 2 to 400 K then carries 200 W
+    blocks = [blk("r", "constant", Value=0.0), blk("cr", "ConvectiveResistor"), blk("g", "ThermalConductor", G=2.0),
+              blk("cold", "FixedTemperature", T=300.0), blk("hot", "FixedTemperature", T=400.0),
+              blk("ts", "TemperatureSensor"), blk("qs", "HeatFlowSensor"), record("T"), record("Q")]
+    conns = [wire("r", "cr"), pin("cr", "b", "cold", "port"), pin("cr", "a", "qs", "b"), pin("qs", "a", "g", "b"),
+             pin("g", "a", "hot", "port"), pin("ts", "port", "cr", "a"), wire("ts", "rec_T"), wire("qs", "rec_Q")]
+    res = nc.simulate(diagram(blocks, conns, dt=0.5, duration=1.0, solver="ode45"))
+    np.testing.assert_allclose(np.asarray(res["workspace"]["T"])[:, 0], 300.0, rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(res["workspace"]["Q"])[:, 0], 200.0, rtol=1e-12)

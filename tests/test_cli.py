@@ -1,4 +1,4 @@
-"""The pipe tool and the Python entry points share one path (SPEC §1, §4, §5)."""
+"""The pipe tool and the Python entry points share one path (docs/CONTRACT.md §1, §4, §5)."""
 import subprocess
 import sys
 
@@ -70,6 +70,22 @@ def test_run_missing_file(tmp_path, capsys):
     assert orjson.loads(capsys.readouterr().out)["error"]["code"] == "unreadable_input"
 
 
+@pytest.mark.parametrize("where", ["missing_dir/out.json", "."], ids=["no-such-directory", "a-directory"])
+def test_unwritable_output_fails_before_the_run(tmp_path, capsys, monkeypatch, where):
+    import nflow_compat.api as api
+
+    def must_not_run(*args, **kwargs):
+        raise AssertionError("simulated before checking the output")
+    monkeypatch.setattr(api, "simulate_json", must_not_run)
+    src = tmp_path / "d.json"
+    src.write_bytes(orjson.dumps(DIAGRAM))
+    assert main(["run", str(src), "-o", str(tmp_path / where)]) == 1
+    out = capsys.readouterr()
+    err = orjson.loads(out.out)["error"]
+    assert err["kind"] == "output" and err["code"] == "unwritable_output" and str(tmp_path) in err["message"]
+    assert "unwritable_output" in out.err and not (tmp_path / "missing_dir").exists()
+
+
 def test_validate(tmp_path, capsys):
     src = tmp_path / "d.json"
     src.write_bytes(orjson.dumps(DIAGRAM))
@@ -93,8 +109,8 @@ def test_blocks_lists_only_what_runs(capsys):
     rows = orjson.loads(capsys.readouterr().out)
     types = {r["type"] for r in rows}
     assert {"gain", "constant", "toWorkspace", "Mass", "Clutch", "MassWithStopAndFriction", "Resistor",
-            "HeatCapacitor", "PlanarBody"} <= types
-    assert "modelica" not in types and "fmu" not in types
+            "HeatCapacitor", "fmu", "fmuMe", "PlanarBody"} <= types
+    assert "modelica" not in types
 
 
 

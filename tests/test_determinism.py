@@ -1,7 +1,7 @@
 """Determinism: one diagram, one answer. The recorded ``workspace``, ``scopes`` and ``events``
 are byte-identical run after run (same process, a reused plan, a fresh interpreter with
 another hash seed) and do not depend on the order of blocks and connections in the JSON nor
-on the direction in which a physical connection is written (SPEC §2: physical connections
+on the direction in which a physical connection is written (docs/CONTRACT.md §2: physical connections
 are undirected)."""
 from __future__ import annotations
 

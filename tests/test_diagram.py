@@ -1,4 +1,4 @@
-"""Normalization of what MATLAB/Nelson jsonencode emits (SPEC §2)."""
+"""Normalization of what MATLAB/Nelson jsonencode emits (docs/CONTRACT.md §2)."""
 import numpy as np
 import pytest
 

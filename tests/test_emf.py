@@ -13,16 +13,7 @@ from hypothesis import strategies as st
 from scipy.linalg import expm
 
 import nflow_compat as nc
-from tests.util import blk, diagram
-
-
-def pin(a, ap, b, bp):
-    return {"from": a, "fromPin": ap, "to": b, "toPin": bp}
-
-
-def rec(src, name):
-    return [blk(f"rec_{name}", "toWorkspace", VariableName=name, SaveFormat="Array")], \
-        [{"from": src, "to": f"rec_{name}", "fromIndex": 0, "toIndex": 0}]
+from tests.util import blk, diagram, pin, rec
 
 
 ROT = {"inertia": ("Inertia", "J", "w0"), "emf": "EMF", "speed": "RotSpeedSensor"}

@@ -88,14 +88,6 @@ def test_stop_simulation_ends_after_the_step_that_fires():
     assert res["stats"]["steps"] == 6
 
 
-def test_a_solver_form_not_ported_is_reported():
-    d = diagram([blk("c", "constant", Value=1), blk("p", "pid", P=1, I=1, D=1, N=0), record()],
-                [wire("c", "p"), wire("p", "w")], solver="ode45")
-    with pytest.raises(nc.SimulationError) as info:
-        nc.simulate(d)
-    assert info.value.code == "unsupported_solver" and info.value.block == "p"
-
-
 def test_solvers_without_continuous_state_run_the_grid():
     for solver in ("ode1", "ode4", "ode45", "dae"):
         d = chain()

@@ -1,4 +1,4 @@
-"""Every error of SPEC §5: a typed NFlowError with a stable code, a message and a JSON
+"""Every error of docs/CONTRACT.md §5: a typed NFlowError with a stable code, a message and a JSON
 pointer - never a traceback, a hang or a partial result."""
 import pytest
 
@@ -251,7 +251,7 @@ def test_error_dict_is_jsonable():
     assert out["kind"] == "diagram" and out["code"] == "unknown_block_type" and out["path"] == "/blocks/1/type"
 
 
-@pytest.mark.parametrize("type_name", ["nelsonFunction", "fmu", "fmuMe", "modelica"])
+@pytest.mark.parametrize("type_name", ["nelsonFunction", "modelica"])
 def test_documented_exceptions_validate_but_say_why_they_do_not_run(type_name):
     from nflow_compat.blocks import NOT_RUNNABLE
     d = {"blocks": [{"id": "x", "type": type_name, "params": {}}], "connections": [],

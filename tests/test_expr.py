@@ -86,3 +86,28 @@ def test_any_text_gives_a_value_or_a_typed_error(text):
         evaluate(text, {"k": 1.0})
     except DiagramError as err:
         assert err.code in ("bad_expression", "undefined_variable", "expression_too_long")
+
+
+# MATLAB (and Nelson): rem(a, 0) is NaN, mod(a, 0) is a; rem has the sign of a, mod that of b.
+@pytest.mark.parametrize("text,value", [
+    ("rem(5, 0)", math.nan), ("rem(-5, 0)", math.nan), ("rem(0, 0)", math.nan), ("rem(inf, 2)", math.nan),
+    ("rem(5, inf)", 5.0), ("rem(-7, 3)", -1.0), ("rem(7, -3)", 1.0),
+    ("mod(5, 0)", 5.0), ("mod(-5, 0)", -5.0), ("mod(-7, 3)", 2.0), ("mod(7, -3)", -2.0),
+])
+def test_rem_and_mod_follow_matlab(text, value):
+    got = evaluate(text, {})
+    assert (math.isnan(got) and math.isnan(value)) or got == value, (text, got)
+
+
+def test_rem_by_zero_is_nan_element_wise():
+    got = evaluate("rem([5 -5 6], [0 3 0])", {})
+    assert math.isnan(got[0]) and got[1] == -2.0 and math.isnan(got[2])
+
+
+@given(st.floats(-1e6, 1e6), st.floats(-1e3, 1e3).filter(lambda b: b != 0))
+def test_rem_and_mod_laws(a, b):
+    # |rem| < |b| with the sign of a; mod - rem is 0 or b (they differ only across a sign)
+    env = {"a": a, "b": b}
+    r, m = evaluate("rem(a, b)", env), evaluate("mod(a, b)", env)
+    assert abs(r) < abs(b) and (r == 0 or math.copysign(1, r) == math.copysign(1, a))
+    assert m - r == pytest.approx(0.0, abs=1e-9 * max(1.0, abs(b))) or m - r == pytest.approx(b, rel=1e-12)

@@ -1,5 +1,5 @@
-"""Fuzzing (SPEC §5): whatever the input, ``simulate_json`` returns a valid ok result on the
-SPEC §3 time grid or raises an NFlowError with a code and a message; never another exception,
+"""Fuzzing (docs/CONTRACT.md §5): whatever the input, ``simulate_json`` returns a valid ok result on the
+CONTRACT §3 time grid or raises an NFlowError with a code and a message; never another exception,
 never a hang (each case runs with small ``Limits`` - 2000 samples, 10k solver steps - and a 5 s
 wall-clock budget).
 

@@ -1,6 +1,6 @@
 """Minimal reproducers of the crashes and hangs the fuzzer (tests/test_fuzz.py) found.
 
-Each states the contract of SPEC §5 for its input: an NFlowError with a code and a message
+Each states the contract of docs/CONTRACT.md §5 for its input: an NFlowError with a code and a message
 (or a clean result) - never another exception, never a hang. A finding that is still open
 is marked ``xfail(strict=True, reason="<crash> - reported")``: the strict flag turns it red
 the moment the bug is gone (then the marker goes and the test stays as a regression test).

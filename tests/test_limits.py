@@ -55,7 +55,7 @@ def test_max_steps_is_configurable():
 
 def test_max_solver_steps_known_ahead_from_max_step():
     d = diagram([blk("m", "Mass", v0=1)], [], dt=0.1, duration=10.0, solver="ode45", maxStep=1e-6)
-    err, took = answer(lambda: nc.simulate(d))                # 1e7 steps > 100,000 (default)
+    err, took = answer(lambda: nc.simulate(d))                # 1e7 steps > 500,000 (default)
     assert isinstance(err, nc.SimulationError) and err.code == "too_many_steps" and took < FAST
     assert err.path == "/maxStep"
 
@@ -64,7 +64,7 @@ def test_max_solver_steps_known_ahead_for_a_fixed_step_solver():
     # the discrete solver integrates a physical island by RK4, one step per sample at least
     d = diagram([blk("m", "Mass", v0=1), blk("s", "PositionSensor"), record()],
                 [_phys("m", "flange", "s", "flange"), wire("s", "w")], dt=1e-3, duration=1000.0)
-    err, took = answer(lambda: nc.simulate(d))                # 1e6 samples > 100,000 solver steps
+    err, took = answer(lambda: nc.simulate(d))                # 1e6 samples > 500,000 solver steps
     assert isinstance(err, nc.SimulationError) and err.code == "too_many_steps" and took < FAST
     assert "solver steps" in err.message
 
@@ -92,7 +92,7 @@ def test_max_solver_steps_stops_a_variable_step_solver_when_reached():
 
 
 def test_default_solver_step_limit_is_the_documented_one():
-    assert nc.Limits().max_solver_steps == 100_000
+    assert nc.Limits().max_solver_steps == 500_000
 
 
 # ----------------------------------------------------------------------------- size of the diagram

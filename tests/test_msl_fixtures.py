@@ -9,8 +9,6 @@ import nflow_compat as nc
 from tests import goldens, msl_tube
 
 FIXTURES = sorted((goldens.ROOT / "msl").glob("*.json"))
-needs_ref = pytest.mark.skipif(not msl_tube.REFERENCE_DIR.is_dir(),
-                               reason=f"MSL reference CSVs not found at {msl_tube.REFERENCE_DIR}")
 
 
 @pytest.fixture(scope="module", params=[(p, s) for p in FIXTURES for s in ("dae", "ode45")],
@@ -22,7 +20,6 @@ def run(request):
     return fixture, result
 
 
-@needs_ref
 def test_every_signal_stays_inside_the_msl_tube(run):
     fixture, result = run
     t_ref, cols = msl_tube.read_reference(fixture["tube"]["csv"])
@@ -51,11 +48,12 @@ def test_mode_changes_happen_at_the_reference_event_times(run):
 
 def test_stops_are_reported_and_never_exceeded(run):
     fixture, result = run
-    if "stop2.s" not in fixture["tube"]["signals"]:
-        pytest.skip("no hard stop in this model")
+    stops = [e for e in result["events"] if e["kind"] == "stop"]
+    if "stop2.s" not in fixture["tube"]["signals"]:   # a model without a hard stop reports none
+        assert stops == []
+        return
     s = np.asarray(result["workspace"]["stop2.s"], dtype=float)[:, 0] + 0.5
     assert s.min() >= -0.4 - 1e-12 and s.max() <= 0.4 + 1e-12
-    stops = [e for e in result["events"] if e["kind"] == "stop"]
     assert [e["block"] for e in stops] == ["stop2"] and abs(stops[0]["t"] - 0.0605969540580) < 1e-5
 
 

@@ -1,9 +1,9 @@
 """MSL 4.1.0 stick-slip friction (nflow_compat.physical) against the MSL regression references.
 
 The two MSL examples are built directly with the Python API and compared with the Dymola
-references in ../shared/reference/msl/ using the csv-compare tube (tests/msl_tube.py).
+references in fixtures/reference/msl/ using the csv-compare tube (tests/msl_tube.py).
 The reference CSVs hold the 0.005 s grid plus the event row pairs that fall on grid times;
-the exact event instants of the full reference are listed in reference/msl/notes.md §2 and
+the exact event instants of the full reference are listed in fixtures/reference/msl/notes.md §2 and
 copied below.  Continuous signals are checked on the finer 0.0005 s grid of the original
 reference; discrete signals (mode, start flags) on the 0.005 s grid the reference CSV was
 decimated to (a discrete jump between two decimated rows is a ramp in the tube, which no
@@ -23,10 +23,6 @@ from nflow_compat.physical import Network
 from nflow_compat.physical import friction as fr
 from tests import msl_tube
 
-HAVE_REF = all(msl_tube.reference_path(n).is_file()
-               for n in ("CoupledClutches.csv", "TranslationalFriction.csv"))
-needs_ref = pytest.mark.skipif(not HAVE_REF, reason=f"MSL reference CSVs not found in "
-                               f"{msl_tube.REFERENCE_DIR} (../shared beside the repo)")
 MODES = {"unknown": 3, "free": 2, "forward": 1, "stuck": 0, "backward": -1}
 
 
@@ -218,7 +214,6 @@ def tf_run(request):
     return Run(translational_friction(), TF_SIGNALS, 5.0, request.param)
 
 
-@needs_ref
 def test_coupled_clutches_inside_msl_tube(cc_run):
     res = check_tube(cc_run, "CoupledClutches.csv")
     bad = {s: (r.worst_margin, r.worst_time) for s, r in res.items() if not r.passed}
@@ -226,14 +221,12 @@ def test_coupled_clutches_inside_msl_tube(cc_run):
     assert all(r.dt == pytest.approx(0.003) for r in res.values())
 
 
-@needs_ref
 def test_coupled_clutches_events_at_reference_times(cc_run):
     worst = check_events(cc_run, CC_EVENTS, 0.003)
     assert worst < 2e-5           # measured: ~5e-6 (the notes' own check found <= 4e-6)
     check_start_pulses(cc_run, CC_START_PULSES, 0.003)
 
 
-@needs_ref
 def test_translational_friction_inside_msl_tube(tf_run):
     res = check_tube(tf_run, "TranslationalFriction.csv")
     bad = {s: (r.worst_margin, r.worst_time) for s, r in res.items() if not r.passed}
@@ -241,7 +234,6 @@ def test_translational_friction_inside_msl_tube(tf_run):
     assert all(r.dt == pytest.approx(0.01) for r in res.values())
 
 
-@needs_ref
 def test_translational_friction_events_at_reference_times(tf_run):
     worst = check_events(tf_run, TF_EVENTS, 0.01)
     assert worst < 5e-5           # measured: ~1.2e-5

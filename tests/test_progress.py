@@ -8,14 +8,13 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 
 import orjson
 import pytest
 
 import nflow_compat as nc
 from nflow_compat import cli
-from tests.util import blk, diagram, record, wire
+from tests.util import blk, diagram, read_until, record, wire
 
 
 def chain(n_gains: int, dt: float, duration: float, recorder=False):
@@ -195,21 +194,6 @@ def _spawn_on_pty(args, stdin=None):
     return proc, master
 
 
-def _read_until(master, marker: bytes, timeout: float) -> bytes:
-    seen, deadline = b"", time.monotonic() + timeout
-    while marker not in seen and time.monotonic() < deadline:
-        ready, _, _ = select.select([master], [], [], 0.1)
-        if ready:
-            try:
-                chunk = os.read(master, 4096)
-            except OSError:
-                break
-            if not chunk:
-                break
-            seen += chunk
-    return seen
-
-
 def _drain(master) -> bytes:
     seen = b""
     while True:
@@ -232,7 +216,7 @@ def test_real_terminal_long_run(tmp_path):
     # read the terminal while the run goes on: once the child has exited Linux may refuse
     # (EIO) what it wrote there, and a full terminal buffer would block the child
     chunks = []
-    reader = threading.Thread(target=lambda: chunks.append(_read_until(master, b"\0never", timeout=300)))
+    reader = threading.Thread(target=lambda: chunks.append(read_until(master, b"\0never", timeout=300)))
     reader.start()
     try:
         stdout, _ = proc.communicate(timeout=300)
@@ -252,7 +236,7 @@ def _interrupt(args, stdin=None):
     returns (exit code, stdout, what the terminal showed)."""
     proc, master = _spawn_on_pty(args, stdin=stdin)
     try:
-        seen = _read_until(master, b"nflow-sim [", timeout=120)   # the run is under way
+        seen = read_until(master, b"nflow-sim [", timeout=120)   # the run is under way
         assert b"nflow-sim [" in seen
         proc.send_signal(signal.SIGINT)
         stdout, _ = proc.communicate(timeout=60)

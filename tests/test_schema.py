@@ -1,4 +1,4 @@
-"""The JSON Schemas (SPEC §6): generated from the manifests, checked in, not stale, and they
+"""The JSON Schemas (docs/CONTRACT.md §6): generated from the manifests, checked in, not stale, and they
 accept what ``nflow_compat.validate`` accepts and reject what it rejects (up to what a
 schema cannot know: the value an expression evaluates to, ragged arrays, references)."""
 from __future__ import annotations
@@ -28,7 +28,7 @@ from tests.util import blk, diagram, record, wire
 
 REPO = Path(__file__).resolve().parent.parent
 SCHEMAS = REPO / "schemas"
-EXAMPLES = REPO.parent / "shared" / "reference" / "nflow" / "examples.json"
+EXAMPLES = REPO / "fixtures" / "reference" / "nflow" / "examples.json"
 
 
 @functools.lru_cache(maxsize=1)
@@ -142,13 +142,9 @@ def test_fixture_diagrams_validate(path):
 
 
 def _examples() -> list:
-    if not EXAMPLES.is_file():
-        return []
     return orjson.loads(EXAMPLES.read_bytes())
 
 
-@pytest.mark.skipif(not EXAMPLES.is_file(), reason=f"reference examples not found at {EXAMPLES} "
-                    "(the shared/ folder sits next to the repository)")
 @pytest.mark.parametrize("example", _examples(), ids=lambda e: e.get("block", "?"))
 def test_documented_examples_validate(example):
     errors = schema_errors(example["diagram"])
@@ -183,7 +179,7 @@ PARAM_CASES = {
     "strings for a number": (with_params(1, Gain=["a", "b"]), ["blocks", 1, "params"], "Gain"),
     "vector for a number": (with_params(1, Gain=[1, 2]), ["blocks", 1, "params"], "Gain"),
     "object for a number": (with_params(1, Gain={"value": 1}), ["blocks", 1, "params"], "Gain"),
-    "null for a number": (with_params(1, Gain=None), ["blocks", 1, "params"], "Gain"),
+    "null (NaN) for a positive number": (with_block(blk("m", "Mass", m=None)), ["blocks", 3, "params"], "m"),
     "not an expression": (with_params(1, Gain="2 # two"), ["blocks", 1, "params"], "Gain"),
     "empty expression": (with_params(1, Gain="  "), ["blocks", 1, "params"], "Gain"),
     "enum violation": (with_params(2, SaveFormat="Matrix"), ["blocks", 2, "params"], "SaveFormat"),
@@ -229,7 +225,11 @@ DIAGRAM_CASES = {
     "false duration": dict(BASE, duration=False),
     "missing duration": {k: v for k, v in BASE.items() if k != "duration"},
     "unknown solver": dict(BASE, solver="rk4"),
-    "null solver": dict(BASE, solver=None),
+    "two solvers": dict(BASE, solver=["ode45", "dae"]),
+    "solver in a nested cell": dict(BASE, solver=[["ode45"]]),
+    "connections as a non-empty object without to": dict(BASE, connections={"from": "c"}),
+    "named fromPin, unset toPin": _physical(fromPin="flange", toPin=[]),
+    "pin is a number on a signal wire": dict(BASE, connections=[dict(wire("c", "g"), fromPin=5)]),
     "blocks is a number": dict(BASE, blocks=3),
     "block is not an object": dict(BASE, blocks=[*BASE["blocks"], "x"]),
     "unknown block type": with_block(blk("x", "gian")),
@@ -279,6 +279,16 @@ VALID_ENCODINGS = {
     "unknown params and extra keys": dict(with_params(1, Color="red", x=10), layout={"zoom": 1}),
     "physical connection": _physical(fromPin="flange", toPin="flange_x", fromIndex="ignored"),
     "null tolerances": dict(BASE, relTol=None, absTol="1e-9", maxStep=[0.01]),
+    # what jsonencode writes for Nelson values (NaN and Inf as null; struct arrays; cells; struct())
+    "null for a number (NaN)": with_params(1, Gain=None),
+    "null saturation limit": with_block(blk("s", "saturation", UpperLimit=None, LowerLimit=-1)),
+    "struct array fields left unset": dict(BASE, blocks=[dict(b, inputs=[], outputs=[]) for b in BASE["blocks"]],
+                                           connections=[dict(c, fromPin=[], toPin="") for c in BASE["connections"]]),
+    "null pins on signal wires": dict(BASE, connections=[dict(c, fromPin=None, toPin=None)
+                                                         for c in BASE["connections"]]),
+    "empty struct() for connections": dict(BASE, blocks=blk("c", "constant"), connections={}),
+    "solver in a cell": dict(BASE, solver=["discrete"]),
+    "unset solver and tolerances": dict(BASE, solver=[], relTol=[], maxStep=None),
 }
 
 
@@ -430,8 +440,9 @@ def test_numeric_enum_schema():
 @pytest.mark.parametrize("spec_index,value,ok", [
     (8, [[[1, 2]]], True), (8, [[[1], [2]], [[3], [4]]], True), (8, [[[1, 2]], [[3, 4]]], True),
     (8, [[[1, 2], [3, 4]], [[5, 6], [7, 8]]], False), (8, [[], []], False), (8, [[]], True),
-    (10, [[[1]]], False), (10, [[1, None], [2, 3]], True), (6, [[[1, None]]], True), (6, None, False),
-    (0, [[[[5]]]], True), (0, [None], False), (0, [], False), (4, True, True), (4, False, False),
+    (10, [[[1]]], False), (10, [[1, None], [2, 3]], True), (6, [[[1, None]]], True), (6, None, True),
+    (7, None, False), (0, [[[[5]]]], True), (0, [None], True), (0, None, True), (1, None, False), (0, [], False),
+    (16, None, False), (5, None, True), (12, None, False), (4, True, True), (4, False, False),
     (2, True, True), (2, False, False), (1, False, True), (3, True, True), (9, [0, 1, None], False),
 ])
 def test_shapes_and_booleans(spec_index, value, ok):

@@ -1,6 +1,6 @@
 """Security: no code path of the package can run user text as Python, load pickles or spawn
 processes (an AST scan of every module, not a grep), expressions never reach Python, and
-error messages stay short whatever the size of the input (SPEC §2, §5)."""
+error messages stay short whatever the size of the input (docs/CONTRACT.md §2, §5)."""
 from __future__ import annotations
 
 import ast
@@ -34,6 +34,12 @@ FORBIDDEN_CALLS = {"os.system", "os.popen", "os.startfile", "os.fork", "os.forkp
                    "importlib.__import__", "builtins.eval", "builtins.exec", "builtins.compile",
                    "builtins.__import__"}
 ALLOWED_COMPILE = {"re.compile"}   # a regular expression, not code
+# Reviewed exceptions: module (relative to the package) -> {forbidden module it may use: why}.
+ALLOWED_MODULES = {
+    "blocks/fmi.py": {"ctypes": "the fmu / fmuMe blocks hand state, derivative and indicator buffers and the "
+                                "FMI 2.0 logger to the FMU's binary through FMPy: running an FMU is running its "
+                                "native code, which they do only for an archive inside the base directory"},
+}
 
 
 class _Scanner(ast.NodeVisitor):
@@ -116,10 +122,12 @@ def _own_submodule(call: ast.Call) -> bool:
             and str(parts[1].value).startswith("."))
 
 
-def scan(source: str) -> list:
+def scan(source: str, allowed=()) -> list:
+    """(line, what) of every forbidden construct, but the uses of the ``allowed`` modules."""
     s = _Scanner()
     s.visit(ast.parse(source))
-    return s.found
+    return [(n, what) for n, what in s.found
+            if not any(what == f"import {m}" or what.startswith(f"{m}.") for m in allowed)]
 
 
 def test_the_package_has_modules_to_scan():
@@ -129,7 +137,7 @@ def test_the_package_has_modules_to_scan():
 
 @pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(PACKAGE)))
 def test_no_code_execution_unpickling_or_processes(path):
-    found = scan(path.read_text(encoding="utf-8"))
+    found = scan(path.read_text(encoding="utf-8"), ALLOWED_MODULES.get(path.relative_to(PACKAGE).as_posix(), ()))
     assert not found, f"{path.relative_to(PACKAGE)}: " + "; ".join(f"line {n}: {what}" for n, what in found)
 
 

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import nflow_compat as nc
+from nflow_compat.manifests import block_types
 from tests.util import blk, diagram, record, trace, wire
 
 DT, T_END = 0.05, 2.0
@@ -112,3 +113,20 @@ def test_resettable_integrator_under_a_solver():
     y = trace(d)[:, 0]
     tt = np.arange(11) * 0.1
     assert np.allclose(y, np.where(tt < 0.5 - 1e-9, tt, tt - 0.5), atol=1e-9)
+
+
+@pytest.mark.parametrize("solver", ["ode4", "ode45", "dae"])
+def test_block_reference_does_not_call_running_blocks_unsupported(solver):
+    # every continuous-library block that runs under the solver: its help (docs/blocks, the
+    # schemas) must not say it is not supported there
+    for name, bt in block_types().items():
+        if bt.library != "continuous" or name == "constraint" or bt.outputs == 0:
+            continue
+        d = diagram([blk("c", "constant", Value=1.0), blk("b", name), record()],
+                    [wire("c", "b"), wire("b", "w")], duration=0.5, solver=solver)
+        try:
+            nc.simulate(d)
+        except nc.SimulationError as err:
+            assert err.code == "unsupported_solver", (name, err)
+            continue
+        assert "not supported" not in bt.help, name

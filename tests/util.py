@@ -1,6 +1,10 @@
 """Small builders so tests state diagrams in a line or two."""
 from __future__ import annotations
 
+import os
+import select
+import time
+
 import numpy as np
 
 import nflow_compat as nc
@@ -26,6 +30,16 @@ def diagram(blocks, connections, dt=0.1, duration=1.0, solver="discrete", variab
 
 def record(id="w", name="y"):
     return blk(id, "toWorkspace", VariableName=name, SaveFormat="Array")
+
+
+def pin(a, a_pin, b, b_pin):
+    """A physical connection: pin ``a_pin`` of block ``a`` to pin ``b_pin`` of block ``b``."""
+    return {"from": a, "fromPin": a_pin, "to": b, "toPin": b_pin}
+
+
+def rec(src, name):
+    """A recorder of output 0 of ``src`` under ``name``: ([block], [connection])."""
+    return [record(f"rec_{name}", name)], [wire(src, f"rec_{name}")]
 
 
 def run(d) -> dict:
@@ -70,3 +84,21 @@ def drive(block, sources: dict, duration=0.2, **kw):
 def one(block, *values):
     """Output at t = 0 of ``block`` fed by constants ``values`` on ports 0, 1, ..."""
     return drive(block, {k: const(v) for k, v in enumerate(values)}, duration=0.1)[0]
+
+
+def read_until(master, marker, timeout: float) -> bytes:
+    """What a pseudo-terminal (its master fd) shows until ``marker`` (bytes, or a
+    predicate of what was shown) or the end of its output or ``timeout`` s."""
+    done = marker if callable(marker) else (lambda seen: marker in seen)
+    seen, deadline = b"", time.monotonic() + timeout
+    while not done(seen) and time.monotonic() < deadline:
+        ready, _, _ = select.select([master], [], [], 0.1)
+        if ready:
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            seen += chunk
+    return seen

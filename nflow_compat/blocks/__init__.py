@@ -31,9 +31,15 @@ class Phases:
     continuous: int = 0             # continuous states owned (integrated by a solver, not yet ported)
     part: object = None             # a continuous part integrated by the solvers (physical island)
     next_time_event: Callable[[float], float] | None = None  # first input jump after t (inf if none)
+    # time_scale(t0, t1): the shortest stretch of [t0, t1] over which the output can rise and
+    # fall back (half a period of a sine, one interval of played-back samples), inf if none;
+    # solvers check event functions several times per such stretch
+    time_scale: Callable[[float, float], float] | None = None
     feedthrough: object = None      # overrides the handler's feedthrough for this instance (e.g. under a solver)
     reads: tuple = ()               # signal slots ALGEBRAIC reads besides the block's wired inputs (a circuit
                                     # sensor reads what drives its island): ordered after their writers
+    finalize: Fn | None = None      # release what INIT acquired (an FMU instance); called once the run has
+                                    # ended, however it ended (error, Ctrl-C), also when INIT itself failed
 
 
 class ComplexSupport(NamedTuple):
@@ -64,15 +70,13 @@ REGISTRY: dict[str, Handler] = {}
 
 # Handler modules, grouped like nflow's libraries; importing one registers its blocks.
 MODULES = ("source", "sink", "math", "logic", "nonlinear", "discrete", "continuous", "utility",
-           "mechanical", "lookup", "dashboard", "userdefined")
+           "mechanical", "lookup", "dashboard", "userdefined", "fmi")
 
 
 # Types that validate but are deliberately not run here, and why (the error says so).
 NOT_RUNNABLE = {
     "nelsonFunction": "it calls a Nelson function by name, which needs the Nelson interpreter; "
                       "write the computation as an `expression` block, or run the diagram in Nelson",
-    "fmu": "it co-simulates a Functional Mock-up Unit, which needs an FMI runtime",
-    "fmuMe": "it model-exchanges a Functional Mock-up Unit, which needs an FMI runtime",
     "modelica": "it compiles Modelica source, which needs a Modelica tool",
 }
 

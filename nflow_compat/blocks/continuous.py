@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 
-from ..errors import DiagramError, SimulationError
+from ..errors import DiagramError
 from . import Phases, block
 from ..engine.continuous import SOLVER_OWNED, StatePart
 from .discrete import StateSpace, initial_state, input_reader, input_slot, vector_reader
@@ -79,9 +79,15 @@ def _scalar_clamp(lo: float, hi: float):
 
 
 def _vector_clamp(lo: float, hi: float):
+    """``_scalar_clamp`` element-wise (np.maximum would turn a NaN limit into NaN)."""
     if lo == -np.inf and hi == np.inf:
         return lambda x: x
-    return lambda x: np.minimum(np.maximum(x, lo), hi)
+    where = np.where
+
+    def clamp(x):
+        v = where(x < lo, lo, x)
+        return where(hi < v, hi, v)
+    return clamp
 
 
 def _edge_rule(kind: str):
@@ -240,6 +246,12 @@ class _ResetLine:
         self.primed = True
 
 
+def _held_at_limits(x, u, lo: float, hi: float):
+    """An integral's rate under a solver (nflow's integrator DERIVATIVE): u, but 0 where
+    x sits on a limit and u pushes outward."""
+    return np.where(((x >= hi) & (u > 0.0)) | ((x <= lo) & (u < 0.0)), 0.0, u)
+
+
 def _integrator_under_solver(io, x0, signal, initial, clamp, lo, hi, reset, init_note):
     """The state joins the solver's state vector (nflow's DERIVATIVE and ZERO_CROSSING):
     x' = u, held at 0 while x sits on a limit and u pushes outward (and while a 'level'
@@ -251,8 +263,7 @@ def _integrator_under_solver(io, x0, signal, initial, clamp, lo, hi, reset, init
     bounds = [b for b in (lo, hi) if math.isfinite(b)]
 
     def derivative():
-        x, u = part.x, signal()
-        u = np.where(((x >= hi) & (u > 0.0)) | ((x <= lo) & (u < 0.0)), 0.0, u)
+        u = _held_at_limits(part.x, signal(), lo, hi)
         if reset is not None and reset.level and reset.active():
             u = np.zeros(w)
         return u
@@ -663,16 +674,7 @@ def pid(io):
     if not io.outs:
         return Phases(continuous=states)
     if io.solver in SOLVER_OWNED:
-        if not filtered or math.isfinite(lo) or math.isfinite(hi):
-            raise SimulationError("unsupported_solver", f"pid {io.id!r}: under {io.solver!r} only the filtered "
-                                  "form (finite N > 0) without integral limits is available yet; use "
-                                  "'discrete' or 'ode1'", block=io.id, path=io.block.path)
-        # states [integral, filter]: x_i' = u, x_f' = N (u - x_f); y = P u + I x_i + D N (u - x_f)
-        A = np.array([[0.0, 0.0], [0.0, -n_f]])
-        B = np.array([[1.0], [n_f]])
-        C = np.array([[ki, -kd * n_f]])
-        D = np.array([[kp + kd * n_f]])
-        return _lti_under_solver(io, A, B, C, D, np.zeros(2), True)
+        return _pid_under_solver(io, kp, ki, kd, n_f if filtered else None, lo, hi)
     S, o, ctx = io.S, io.outs[0], io.ctx
     dt = float(ctx.dt)
     inv = max(dt, 1e-6)
@@ -702,6 +704,63 @@ def pid(io):
         integral = clamp(integral + u * dt)
         last = last + dt * n_f * (u - last) if filtered else u
     return Phases(init=init, algebraic=algebraic, update=update, continuous=states)
+
+
+def _pid_under_solver(io, kp, ki, kd, n_f, lo, hi):
+    """nflow's solver path (DERIVATIVE, ALGEBRAIC, UPDATE), element-wise: the integral
+    s is a solver state, s' = u; the output answers the current input,
+    y = P u + I clamp(s) + D d, with d = N (u - f) and a filter state f' = N (u - f)
+    when ``n_f`` (a finite N > 0) is given, else the ideal backward difference
+    d = (u - u_prev)/max(dt, 1e-6) against the input committed at the last grid point
+    (u_prev from 0, as on the fixed-step path; UPDATE latches it).
+
+    The limits bound the integral as on the fixed-step path and for the integrator under
+    a solver: s' is held at 0 while s sits on a limit and u pushes outward, the surfaces
+    s - lo and s - hi restart the solver where a limit is reached, and I clamp(s) is
+    used. (nflow's interpreter ignores the limits under a solver; its generated
+    variable-step code holds and clamps like this.) With D = 0 the derivative term and
+    its state are left out: they cannot change y."""
+    S, o, ctx, w = io.S, io.outs[0], io.ctx, io.width
+    u_of = vector_reader(io, 0, w)
+    clamp = _vector_clamp(lo, hi)
+    bounds = [b for b in (lo, hi) if math.isfinite(b)]
+    filter_state = kd != 0.0 and n_f is not None
+    ideal = kd != 0.0 and n_f is None
+    inv = max(float(ctx.dt), 1e-6)
+    zero = np.zeros(w)
+    prev = zero
+
+    def derivative():
+        u = u_of()
+        held = _held_at_limits(part.x[:w], u, lo, hi)
+        return np.concatenate((held, n_f * (u - part.x[w:]))) if filter_state else held
+
+    def surfaces():
+        return np.concatenate([part.x[:w] - b for b in bounds])
+
+    part = StatePart(io.id, np.zeros(2 * w if filter_state else w), derivative=derivative,
+                     surfaces=surfaces if bounds else None)
+
+    def algebraic():
+        u = u_of()
+        y = kp * u + ki * clamp(part.x[:w])
+        if filter_state:
+            y = y + kd * (n_f * (u - part.x[w:]))
+        elif ideal:
+            y = y + kd * ((u - prev) / inv)
+        S[o] = float(y[0]) if w == 1 else y
+
+    if not ideal:
+        return Phases(algebraic=algebraic, part=part)
+
+    def init():
+        nonlocal prev
+        prev = zero
+
+    def update():
+        nonlocal prev
+        prev = u_of().copy()
+    return Phases(init=init, algebraic=algebraic, update=update, part=part)
 
 
 # ----------------------------------------------------------------------------- transport delay

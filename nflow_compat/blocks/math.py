@@ -28,6 +28,7 @@ import math
 import numpy as np
 
 from ..errors import DiagramError
+from ..expr import floor_mod, floor_mod_scalar
 from ..signals import Shaped, dims_of, round_half_away
 from . import Phases, block, scalar_out
 
@@ -376,22 +377,6 @@ def _reciprocal_scalar(x):
     return 1.0 / x if x != 0.0 else math.copysign(math.inf, x)
 
 
-def _mod_scalar(a, b):
-    """Floor modulo with the sign of the divisor; mod(a, 0) = a."""
-    if b == 0.0:
-        return a
-    r = _fmod(a, b)
-    if r != 0.0 and ((r < 0.0) != (b < 0.0)):
-        r += b
-    return r
-
-
-def _mod_vector(a, b):
-    r = np.fmod(a, b)
-    r = np.where((r != 0.0) & ((r < 0.0) != (b < 0.0)), r + b, r)
-    return np.where(b == 0.0, a, r).astype(float)
-
-
 _fmod = _c_math2(math.fmod, np.fmod)
 _pow = _c_math2(math.pow, np.power)
 
@@ -423,7 +408,7 @@ _BINARY = {
     "pow": (_pow, np.power),
     "hypot": (_c_math2(math.hypot, np.hypot), np.hypot),
     "rem": (_fmod, np.fmod),
-    "mod": (_mod_scalar, _mod_vector),
+    "mod": (floor_mod_scalar, floor_mod),
 }
 
 # nflow's mathFunction vocabulary, in the order its error message lists it

@@ -24,6 +24,34 @@ def _scalar_out(block, in_widths):
     return [1] * block.outputs
 
 
+def _fixed_scale(scale: float):
+    """``Phases.time_scale`` of an output whose shortest rise-and-fall is ``scale`` at all
+    times (inf: none)."""
+    scale = scale if math.isfinite(scale) and scale > 0.0 else math.inf
+    return lambda t0, t1: scale
+
+
+def _half_period(frequency: float) -> float:
+    """Half the period of a wave of ``frequency`` (inf for none)."""
+    return 0.5 / abs(frequency) if math.isfinite(frequency) and frequency != 0.0 else math.inf
+
+
+def _sample_scale(times):
+    """``Phases.time_scale`` of samples played back at ``times`` (sorted): the shortest
+    positive interval between two samples that meets [t0, t1] (the output is monotone
+    within one, piecewise linear or held)."""
+    times = np.asarray(times, dtype=float)
+    gaps = np.diff(times)
+
+    def time_scale(t0, t1):
+        lo = max(int(np.searchsorted(times, t0, side="right")) - 1, 0)
+        hi = min(int(np.searchsorted(times, t1, side="left")), gaps.size)
+        near = gaps[lo:hi]
+        near = near[near > 0.0]
+        return float(near.min()) if near.size else math.inf
+    return time_scale
+
+
 # ----------------------------------------------------------------------------- constants
 
 def _constant_value(params):
@@ -101,7 +129,7 @@ def sine(io):
 
     def output():
         S[o] = a * sin(w * ctx.t + ph)
-    return Phases(output=output)
+    return Phases(output=output, time_scale=_fixed_scale(_half_period(p["Frequency"])))
 
 
 @block("clock", widths=_scalar_out, feedthrough=False, pure=True)
@@ -147,7 +175,11 @@ def pulse(io):
             S[o] = offset + amp
         else:
             S[o] = offset
-    return Phases(output=output)
+    # the shorter of the nominal high and low phases (none when either is empty: the hair
+    # cut off the high phase above is no variation of the signal)
+    nominal = (p["Width"] * period) / 100.0
+    return Phases(output=output, time_scale=_fixed_scale(min(nominal, period - nominal) if 0.0 < nominal < period
+                                                         else math.inf))
 
 
 @block("signalGenerator", widths=_scalar_out, feedthrough=False)
@@ -158,6 +190,7 @@ def signal_generator(io):
     p = io.params
     amp, freq, wave = p["Amplitude"], p["Frequency"], p["Waveform"]
     S, o, ctx, floor = io.S, io.outs[0], io.ctx, math.floor
+    time_scale = _fixed_scale(_half_period(freq))
 
     if wave == "square":
         def output():
@@ -172,7 +205,7 @@ def signal_generator(io):
 
         def output():
             S[o] = amp * sin(w * ctx.t)
-    return Phases(output=output)
+    return Phases(output=output, time_scale=time_scale)
 
 
 @block("chirp", widths=_scalar_out, feedthrough=False)
@@ -188,7 +221,11 @@ def chirp(io):
     def output():
         t = ctx.t
         S[o] = amp * sin(TWO_PI * (f_start * t + 0.5 * k * t * t))
-    return Phases(output=output)
+
+    def time_scale(t0, t1):
+        # half the period at the highest instantaneous frequency f1 + k*t on [t0, t1]
+        return _half_period(max(abs(f_start + k * t0), abs(f_start + k * t1)))
+    return Phases(output=output, time_scale=time_scale)
 
 
 @block("repeatingSequenceInterpolated", widths=_scalar_out, feedthrough=False)
@@ -221,7 +258,8 @@ def repeating_sequence_interpolated(io):
                 S[o] = va if w <= 0.0 else va + (vb - va) * (tm - ta) / w
                 return
         S[o] = last  # only reachable when tv is not increasing
-    return Phases(output=output)
+    shortest = min((tb - ta for ta, tb, _, _ in segments if tb > ta), default=math.inf)
+    return Phases(output=output, time_scale=_fixed_scale(shortest))
 
 
 # ----------------------------------------------------------------------------- counters
@@ -461,7 +499,7 @@ def from_workspace(io):
 
     def output():
         S[o] = evaluate(ctx.t)
-    return Phases(output=output)
+    return Phases(output=output, time_scale=_sample_scale(ts))
 
 
 def _lane_evaluator(ts: list, vs: list, interpolate: bool, after: str, zero):
@@ -828,4 +866,4 @@ def file_source(io):
     def output():
         idx = upper(ts, ctx.t) - 1
         S[o] = vals[idx if idx > 0 else 0]
-    return Phases(init=init, output=output)
+    return Phases(init=init, output=output, time_scale=_sample_scale(ts))

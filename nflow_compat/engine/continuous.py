@@ -19,7 +19,7 @@ import numpy as np
 
 from ..blocks import REGISTRY
 from ..errors import SimulationError
-from .hybrid import integrate_hybrid, make_grid
+from .hybrid import FIXED_STEP, StiffnessWatch, integrate_hybrid, make_grid
 
 # nflow's fixed-step loop integrates physical islands with classical RK4 between grid
 # points (events still located inside a step); ode1/ode4/ode45/dae are the named solvers.
@@ -29,6 +29,13 @@ METHOD = {"discrete": "ode4", "ode1": "ode1", "ode4": "ode4", "ode45": "ode45", 
 # ZERO_CROSSING phases); under discrete and ode1 those blocks keep nflow's fixed-step
 # rules (forward Euler in UPDATE, RK4 for tf).
 SOLVER_OWNED = ("ode4", "ode45", "dae")
+METHOD_NAME = {"ode1": "forward Euler", "ode4": "classical RK4"}
+
+# Event-function checks per input time scale (the shortest rise-and-fall of a source, e.g.
+# half a sine period): a relation moved by that input between two steps of a state at rest
+# is seen unless it stays flipped for less than an eighth of that stretch (a sine above a
+# threshold for less than 1/16 of its period: within 2% of its amplitude).
+SCANS_PER_SCALE = 8
 
 
 class PlanSystem:
@@ -184,7 +191,7 @@ def run_continuous(plan, progress=None) -> int:
     ctx = plan.ctx
     update, after = plan.update, plan.after_step
     grid = make_grid(d.sample_time, d.duration)
-    if len(grid) != d.n_samples:  # make_grid and the diagram agree on the SPEC grid rule
+    if len(grid) != d.n_samples:  # make_grid and the diagram agree on the grid rule (docs/CONTRACT.md §3)
         grid = np.arange(d.n_samples) * d.sample_time
 
     def major_step(t, x):
@@ -205,8 +212,22 @@ def run_continuous(plan, progress=None) -> int:
     # the automatic step cap is a fiftieth of the whole run (Simulink's rule), also when the
     # integration restarts at every grid point
     max_step = d.max_step if d.max_step is not None else d.duration / 50.0
-    options = dict(method=METHOD[d.solver], rtol=d.rel_tol, atol=d.abs_tol, max_step=max_step,
-                   sample=major_step, max_steps=plan.limits.max_solver_steps)
+    method = METHOD[d.solver]
+    # one watch over the whole run (also across the restarts at every grid point)
+    stiffness = StiffnessWatch(method, system.slices) if method in FIXED_STEP else None
+    options = dict(method=method, rtol=d.rel_tol, atol=d.abs_tol, max_step=max_step,
+                   sample=major_step, max_steps=plan.limits.max_solver_steps,
+                   scan_spacing=inputs_scan_spacing(plan, system.skipped, float(grid[0]), float(grid[-1])),
+                   stiffness=stiffness)
+    done = _integrate(plan, system, grid, options, major_step, progress)
+    if stiffness is not None and stiffness.found is not None:
+        ctx.warnings.append(_stiffness_warning(plan, system, method, stiffness.found))
+    return done
+
+
+def _integrate(plan, system, grid, options, major_step, progress) -> int:
+    """The integration of ``run_continuous``: the number of grid points run."""
+    update = plan.update
     x = system.x0
     if system.n == 0 and system.algebraic_solve is not None:
         # algebraic unknowns and nothing to integrate (a solver would jump straight to the
@@ -216,7 +237,7 @@ def run_continuous(plan, progress=None) -> int:
                 return k + 1
         return len(grid)
     budget = plan.limits.max_solver_steps
-    if (METHOD[d.solver] in ("ode1", "ode4") or update) and len(grid) - 1 > budget:
+    if (options["method"] in FIXED_STEP or update) and len(grid) - 1 > budget:
         # a fixed-step method, or a restart at every grid point: at least a step per sample
         raise SimulationError("too_many_steps", f"{len(grid)} samples need at least {len(grid) - 1} solver "
                               f"steps (limit {budget} over the run)", path="/duration")
@@ -243,11 +264,60 @@ def run_continuous(plan, progress=None) -> int:
                 raise
             raise SimulationError("too_many_steps", f"more than {budget} solver steps over the run (by "
                                   f"t = {grid[k - 1]:.9g}); raise the limit or loosen the tolerances") from None
-        used += res.stats["steps"]
+        used += res.stats["steps"] + res.stats["input_checks"]
         x = res.x[-1]
         if major_step(float(grid[k]), x):
             return k + 1
     return len(grid)
+
+
+def _stiffness_warning(plan, system, method: str, found) -> str:
+    """The warning for a fixed step far above the time constant of an element (``found``,
+    a ``Stiffness``), naming the blocks of the continuous part whose state moved most: the
+    blocks linked pin to pin with the block that carries it (an island), or that block."""
+    part = next(part for part, sl in zip(system.parts, system.slices) if sl.start <= found.state < sl.stop)
+    names = _part_blocks(plan, part)
+    shown = ", ".join(repr(name) for name in names[:8]) + (", ..." if len(names) > 8 else "")
+    z = found.step * found.mode
+    mode = f"{z.real:.3g}" + (f" {'+-'[z.imag < 0]} {abs(z.imag):.3g}i" if z.imag else "")
+    return (f"the fixed step {found.step:g} s is far above the time constant (~{1.0 / abs(found.mode):.3g} s) of "
+            f"an element among blocks {shown}: {METHOD_NAME[method]} (solver {plan.diagram.solver!r}) is unstable "
+            f"there (h*lambda ~ {mode}, amplified {found.growth:.3g} times per step where the model does not "
+            f"grow) from t ~ {found.t:.6g} s on, so the result may show a spurious fixed point, oscillation or "
+            "growth of the method rather than of the model; use a smaller sampleTime or a variable-step solver "
+            "(ode45, dae)")
+
+
+def _part_blocks(plan, part) -> list:
+    """Ids of the block carrying ``part`` and of the blocks linked to it pin to pin."""
+    blocks = plan.diagram.blocks
+    owner = next((i for i, phases in enumerate(plan.phases) if phases.part is part), None)
+    if owner is None:
+        return [part.key]
+    neighbours = {}
+    for link in plan.diagram.links:
+        neighbours.setdefault(link.a, set()).add(link.b)
+        neighbours.setdefault(link.b, set()).add(link.a)
+    seen, todo = {owner}, [owner]
+    while todo:
+        for j in neighbours.get(todo.pop(), ()):
+            if j not in seen:
+                seen.add(j)
+                todo.append(j)
+    return sorted(blocks[i].id for i in seen)
+
+
+def inputs_scan_spacing(plan, skipped, t0: float, t1: float) -> float | None:
+    """The longest interval between two checks of the event functions that still sees
+    every input of the continuous parts move (``SCANS_PER_SCALE`` per the shortest time
+    scale its sources declare over [t0, t1]), None when no such source declares one.
+    Error control watches the states only: a relation moved by an input alone (a stuck
+    mass's friction force following a sine) would otherwise be checked only at the
+    solver's steps, which land on one phase of the input when the state is at rest.
+    The checks this adds count against the solver step limit."""
+    scale = min((phases.time_scale(t0, t1) for i, phases in enumerate(plan.phases)
+                 if phases.time_scale is not None and i not in skipped), default=math.inf)
+    return scale / SCANS_PER_SCALE if scale < math.inf else None
 
 
 class _Restart:

@@ -57,7 +57,7 @@ from __future__ import annotations
 import math
 import time as _time
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, NamedTuple
 
 import numpy as np
 
@@ -84,6 +84,154 @@ FIXED_STEP = ("ode1", "ode4")
 
 _EPS = np.finfo(float).eps
 
+# The stability function R(z) of each fixed-step method, coefficients lowest power first: a
+# mode x' = lambda x is multiplied by R(h lambda) per step (Hairer & Wanner, Solving ODEs II,
+# IV.2). Forward Euler R = 1 + z (|R| > 1 beyond z = -2 on the real axis); classical RK4
+# R = 1 + z + z^2/2 + z^3/6 + z^4/24 (beyond z = -2.785).
+STABILITY_FUNCTION = {"ode1": (1.0, 1.0), "ode4": (1.0, 1.0, 1.0 / 2.0, 1.0 / 6.0, 1.0 / 24.0)}
+# h |lambda| above which the step counts as "far above" a time constant 1/|lambda|; also
+# h*(secant slope between two stages) from which a step is suspected of crossing a steep
+# region of the rate (the two stages' rates differ by more than the state moved per h)
+SUSPECT = 1.0
+# suspect checks before the Jacobian is looked at, and clean checks in a row that forget
+# them (DOPRI5's stiffness test: 15 and 6 of its many small steps; a fixed-step run may
+# have few): one step straddling a kink is not taken for a fast element. Doubled after
+# each look that finds nothing, so a law that only looks steep costs little.
+STIFF_CHECKS = 4
+CLEAN_CHECKS = 3
+# the bisection for the steepest piece stops when the slope grew by less than this factor
+# over two halvings (the law is linear at that scale); across a steep region it doubles
+# with each halving once the region fills one half, and across a jump it never stops
+_STEEPER = 1.02
+_SQRT_EPS = math.sqrt(_EPS)
+
+
+class Stiffness(NamedTuple):
+    """What ``StiffnessWatch`` found: from time ``t`` on, a step ``step`` amplifies a mode
+    ``mode`` (an eigenvalue, 1/s) the model damps ``growth`` times per step; ``state``: the
+    index of the state whose rate moved most there."""
+
+    t: float
+    step: float
+    mode: complex
+    growth: float
+    state: int
+
+
+class StiffnessWatch:
+    """Whether a fixed step is far above the time constant of an element, after Hairer &
+    Wanner's stiffness detection (Solving ODEs II, IV.2; DOPRI5's test).
+
+    Each step gives two states ``y_a``, ``y_b`` and their rates ``k_a``, ``k_b``: RK4's
+    stages 2 and 3 (one time), forward Euler's start and end (the rate at the end is the
+    next step's first, at the next time: ``euler_step`` / ``euler_next``). Their secant
+    slope |k_b - k_a| / |y_b - y_a| is a lower bound of the steepest slope of the law the
+    method steps across. After ``STIFF_CHECKS`` checks where h times it passes ``SUSPECT``
+    (``CLEAN_CHECKS`` clean ones in a row forget them), the steepest piece of the segment
+    between the two states is found by bisection at one time (the half whose rates differ
+    more is kept) and the Jacobian of the part holding the state that moves most is
+    differenced there. A saturating law steep only near a point the method straddles (a
+    tanh clutch law at a spurious fixed point of RK4) is caught so, which a Jacobian at
+    the grid states misses (it sees a flat law); a jump of the rate (a slope growing down
+    to rounding) has no time constant and is let be. ``found`` (a ``Stiffness``) is set
+    when that Jacobian has a mode lambda with Re(lambda) <= 0, h |lambda| > ``SUSPECT`` and
+    |R(h lambda)| > 1 (the method amplifies what the model damps), dated by the first
+    suspect check counted. ``groups``: the state slices of the parts."""
+
+    def __init__(self, method: str, groups=None):
+        self.method = method
+        self.groups = list(groups or ())
+        self.needed = STIFF_CHECKS
+        self.suspect = 0                   # suspect checks counted
+        self.clean = 0                     # clean checks in a row
+        self.first = 0.0
+        self.found = None
+        self.euler = None                  # the last forward-Euler step, waiting for its end rate
+        self.evaluations = 0               # spent on bisections and Jacobians (diagnostics)
+
+    def euler_step(self, f, t: float, h: float, x, x_next, k):
+        """A forward-Euler step from (t, x) with rate k to x_next."""
+        self.euler = (f, t, h, x, x_next, k)
+
+    def euler_next(self, x, k):
+        """The start state of the next step and its rate: checks the last step with them
+        unless an event moved the state in between (then it is no Euler step)."""
+        if self.euler is None or self.found is not None:
+            return
+        f, t, h, x_a, x_b, k_a = self.euler
+        self.euler = None
+        if x is x_b or np.array_equal(x, x_b):
+            self.observe(f, t, h, x_a, x_b, k_a, k, at_end=True)
+
+    def observe(self, f, t: float, h: float, y_a, y_b, k_a, k_b, at_end: bool = False):
+        """One check: (y_a, k_a) and (y_b, k_b) of a step ``h``, at time ``t`` (``at_end``:
+        k_b was evaluated a step later and is evaluated again at ``t`` for the bisection);
+        ``f(t, y)`` the rate."""
+        if self.found is not None:
+            return
+        d_state, d_rate = y_b - y_a, k_b - k_a
+        moved = d_state.dot(d_state)       # squared norms: this runs at every step
+        if moved == 0.0:
+            return                         # no state difference: nothing to learn
+        if not h * h * d_rate.dot(d_rate) > SUSPECT * SUSPECT * moved:
+            self.clean += 1
+            if self.clean >= CLEAN_CHECKS:
+                self.suspect = 0
+            return
+        self.clean = 0
+        if self.suspect == 0:
+            self.first = t
+        self.suspect += 1
+        if self.suspect < self.needed:
+            return
+        self.suspect = 0
+        if at_end:
+            k_b = np.asarray(f(t, y_b), dtype=float)
+            self.evaluations += 1
+        steepest = self._steepest(f, t, y_a, y_b, k_a, k_b)
+        if steepest is not None:
+            for mode in self._damped_modes(f, t, *steepest):
+                z = h * mode
+                growth = abs(np.polynomial.polynomial.polyval(z, STABILITY_FUNCTION[self.method]))
+                if abs(z) > SUSPECT and growth > 1.0:
+                    self.found = Stiffness(self.first, h, complex(mode), float(growth), steepest[1])
+                    return
+        self.needed *= 2                    # nothing there: look less often
+
+    def _steepest(self, f, t, y_a, y_b, k_a, k_b):
+        """The middle of the steepest piece of [y_a, y_b] found by bisection, and the index
+        of the state whose rate moves most across it; None for a jump (the slope still
+        growing at sqrt(eps) of the state)."""
+        floor = _SQRT_EPS * max(1.0, float(np.linalg.norm(y_a)))
+        slopes = [float(np.linalg.norm(k_b - k_a)) / float(np.linalg.norm(y_b - y_a))]
+        while len(slopes) < 3 or slopes[-1] > _STEEPER * slopes[-3]:
+            y_m = 0.5 * (y_a + y_b)
+            if float(np.linalg.norm(y_b - y_m)) < floor:
+                return None
+            k_m = np.asarray(f(t, y_m), dtype=float)
+            self.evaluations += 1
+            if np.linalg.norm(k_m - k_a) >= np.linalg.norm(k_b - k_m):
+                y_b, k_b = y_m, k_m
+            else:
+                y_a, k_a = y_m, k_m
+            slopes.append(float(np.linalg.norm(k_b - k_a)) / float(np.linalg.norm(y_b - y_a)))
+        return 0.5 * (y_a + y_b), int(np.argmax(np.abs(k_b - k_a)))
+
+    def _damped_modes(self, f, t, y, index):
+        """The eigenvalues with Re <= 0 of the Jacobian at ``y`` over the part holding state
+        ``index`` (forward differences of sqrt(eps) relative), largest modulus first."""
+        part = next((g for g in self.groups if g.start <= index < g.stop), slice(0, len(y)))
+        rate = np.asarray(f(t, y), dtype=float)[part]
+        columns = []
+        for j in range(part.start, part.stop):
+            y_j = y.copy()
+            y_j[j] += _SQRT_EPS * max(1.0, abs(y[j]))
+            columns.append((np.asarray(f(t, y_j), dtype=float)[part] - rate) / (y_j[j] - y[j]))
+        self.evaluations += 1 + len(columns)
+        modes = np.linalg.eigvals(np.column_stack(columns))
+        modes = modes[np.isfinite(modes) & (modes.real <= 0.0)]
+        return modes[np.argsort(-np.abs(modes))]
+
 
 @dataclass
 class HybridResult:
@@ -97,7 +245,7 @@ class HybridResult:
 
 
 def make_grid(dt: float, duration: float, t0: float = 0.0) -> np.ndarray:
-    """SPEC grid: ``t_k = t0 + k*dt`` (a product), ``k = 0..floor(duration/dt + 1e-9)``."""
+    """The result grid (docs/CONTRACT.md): ``t_k = t0 + k*dt`` (a product), ``k = 0..floor(duration/dt + 1e-9)``."""
     n = int(math.floor(duration / dt + 1e-9))
     return t0 + np.arange(n + 1) * dt
 
@@ -295,6 +443,7 @@ def integrate_hybrid(system, x0, grid, *, method: str = "ode45", rtol: float = 1
                      atol: float = 1e-8, max_step: float | None = None,
                      first_step: float | None = None, fixed_step: float | None = None,
                      sample: Callable | None = None, event_samples: int | None = None,
+                     scan_spacing: float | None = None, stiffness: StiffnessWatch | None = None,
                      max_events: int = 100_000, max_steps: int = 5_000_000,
                      max_events_per_instant: int = 200) -> HybridResult:
     """Integrate ``system`` from ``grid[0]`` to ``grid[-1]`` and report on ``grid``.
@@ -305,7 +454,14 @@ def integrate_hybrid(system, x0, grid, *, method: str = "ode45", rtol: float = 1
     defaults to span/50, Simulink's auto rule; pass ``inf`` for none); ``fixed_step``
     (ode1/ode4 only) defaults to the grid spacing.  ``event_samples``: interior points
     per step where the event functions are also checked (default 3 for variable-step
-    methods, whose steps can be long, 0 for ode1/ode4).  Raises ``SimulationError`` on solver
+    methods, whose steps can be long, 0 for ode1/ode4).  ``scan_spacing``: the longest
+    interval between two such checks (more interior points where a step is longer), so a
+    relation moved by a fast input is seen even when the state is at rest and the steps
+    are long: error control watches the states only, and equidistant checks alone can
+    land on the same phase of a periodic input at every step (see ``inputs_scan_spacing``
+    in ``engine.continuous``).  ``stiffness``: the ``StiffnessWatch`` the fixed-step
+    methods feed (one that lives across several calls; a fresh one by default), its
+    ``found`` in ``stats["stiffness"]``.  Raises ``SimulationError`` on solver
     failure, event chattering (more than ``max_events_per_instant`` events within 1e-10 s)
     or more than ``max_events`` events or ``max_steps`` steps.
     """
@@ -325,8 +481,17 @@ def integrate_hybrid(system, x0, grid, *, method: str = "ode45", rtol: float = 1
     if event_samples is None:
         event_samples = 0 if method in FIXED_STEP else 3
     run.n_scan = max(0, int(event_samples))
+    if scan_spacing is not None and not scan_spacing > 0:
+        raise SimulationError("bad_scan_spacing", "the event scan spacing must be positive")
+    run.scan_spacing = scan_spacing
     if method in FIXED_STEP:
-        run.fixed(t, x, method, fixed_step)
+        watch = stiffness if stiffness is not None else StiffnessWatch(method)
+        run.fixed(t, x, method, fixed_step, watch)
+        run.stats["stiffness"] = watch.found
+    elif x.size == 0 and np.size(system.event_functions(t, x)):
+        # scipy's solvers jump straight to the end when there is no state: step by max_step
+        # instead, so event functions driven by time alone (a stateless rectifier) are watched
+        run.fixed(t, x, "ode1", run.max_step, StiffnessWatch("ode1"))
     else:
         run.variable(t, x, _solver_class(method))
     k = run.sampler.k
@@ -354,7 +519,7 @@ class _Run:
         self.max_events = max_events
         self.max_per_instant = max_events_per_instant
         self.events = []
-        self.stats = {"steps": 0, "restarts": 0, "nfev": 0, "events": 0, "time_events": 0}
+        self.stats = {"steps": 0, "restarts": 0, "nfev": 0, "events": 0, "time_events": 0, "input_checks": 0}
         self._burst_t = -np.inf
         self._burst_n = 0
         self._time_event = getattr(system, "next_time_event", None)
@@ -385,9 +550,18 @@ class _Run:
 
     def _count_step(self):
         self.stats["steps"] += 1
-        if self.stats["steps"] > self.max_steps:
+        if self.stats["steps"] + self.stats["input_checks"] > self.max_steps:
             raise SimulationError("too_many_steps", f"more than {self.max_steps} solver steps (a very stiff or "
                                   "fast system, or a tiny maxStep); raise the limit or loosen the tolerances")
+
+    def _count_input_checks(self, n):
+        """The event checks ``scan_spacing`` adds to a step count against the step limit
+        (each costs an evaluation of the diagram), before they are made."""
+        self.stats["input_checks"] += n
+        if self.stats["steps"] + self.stats["input_checks"] > self.max_steps:
+            raise SimulationError("too_many_steps", f"more than {self.max_steps} solver steps and event checks "
+                                  f"(the event functions are checked every {self.scan_spacing:.3g} s to follow a "
+                                  "fast input); raise the limit or shorten the run")
 
     def _count_event(self, t):
         self.stats["events"] += 1
@@ -404,14 +578,20 @@ class _Run:
         else:
             self._burst_t, self._burst_n = t, 0
 
-    @staticmethod
-    def _scan(g, state_at, watch, ta, tb, gb, n_interior):
-        """Look for flips at ``n_interior`` equidistant interior points, then at ``tb``.
+    def _scan(self, g, state_at, watch, ta, tb, gb):
+        """Look for flips at equidistant interior points (``n_scan`` of them, more if
+        ``scan_spacing`` asks for more), then at ``tb``.
 
         Interior points catch a relation that goes in and out again within one step
         (e.g. a stuck force touching its breakaway bound between two large steps).
         Returns ``(flipped, t_hit, g_hit)`` for the first point with a flip, else None
         (the watch is then advanced to ``tb``)."""
+        n_interior = self.n_scan if gb.size else 0      # no relations: nothing to look at
+        if gb.size and self.scan_spacing is not None:
+            needed = math.ceil((tb - ta) / self.scan_spacing) - 1
+            if needed > n_interior:
+                self._count_input_checks(needed - n_interior)
+                n_interior = needed
         for j in range(1, n_interior + 1):
             tj = ta + (tb - ta) * j / (n_interior + 1)
             if not ta < tj < tb:
@@ -522,7 +702,7 @@ class _Run:
 
                 state_at.batch = batch
 
-                hit = self._scan(g, state_at, watch, t_prev, t_new, g_new, self.n_scan)
+                hit = self._scan(g, state_at, watch, t_prev, t_new, g_new)
                 if hit is not None:
                     t_ev, x_ev, fired = self._find_event(g, state_at, watch, *hit)
                     x = self._commit_event(t_ev, x_ev, fired, state_at)
@@ -541,7 +721,7 @@ class _Run:
                 t_prev = t_new
 
     # -- fixed step --------------------------------------------------------------------
-    def fixed(self, t, x, method, h):
+    def fixed(self, t, x, method, h, stiffness):
         grid = self.grid
         if h is None:
             h = float(grid[1] - grid[0]) if len(grid) > 1 else self.t_end - t
@@ -550,13 +730,35 @@ class _Run:
         stats = self.stats
         sampler = self.sampler
 
-        def step(f, tt, xx, tau, k1):
+        stages = None                # RK4's stages 2 and 3 of the last full step (for stiffness)
+
+        def step(f, tt, xx, tau, k1, keep=False):
+            """One step of the method (``keep``: a step of the run, whose stages the
+            stiffness watch may look at, not a sub-step of event location)."""
+            nonlocal stages
             if method == "ode1":
                 return xx + tau * k1
-            k2 = np.asarray(f(tt + 0.5 * tau, xx + 0.5 * tau * k1), dtype=float)
-            k3 = np.asarray(f(tt + 0.5 * tau, xx + 0.5 * tau * k2), dtype=float)
+            y2 = xx + 0.5 * tau * k1
+            k2 = np.asarray(f(tt + 0.5 * tau, y2), dtype=float)
+            y3 = xx + 0.5 * tau * k2
+            k3 = np.asarray(f(tt + 0.5 * tau, y3), dtype=float)
+            if keep:
+                stages = (tt + 0.5 * tau, y2, y3, k2, k3)
             k4 = np.asarray(f(tt + tau, xx + tau * k3), dtype=float)
             return xx + (tau / 6.0) * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
+
+        def check_stiffness(f, tt, xx, x_next, tau, k1, cut):
+            """Feed a step of the run to the stiffness watch, also one an event cuts (a
+            method gone unstable may meet an event in every step); a cut Euler step has no
+            next step to give its end rate, so that is evaluated here."""
+            if not x_next.size:
+                return
+            if method == "ode4":
+                stiffness.observe(f, stages[0], tau, *stages[1:])
+            elif cut:
+                stiffness.observe(f, tt, tau, xx, x_next, k1, np.asarray(f(tt, x_next), dtype=float))
+            else:
+                stiffness.euler_step(f, tt, tau, xx, x_next, k1)
 
         watch = None                 # relation values frozen at the last restart
         while not sampler.done:
@@ -568,9 +770,11 @@ class _Run:
                 if t_seg - t_next <= sampler.snap(t_seg):
                     t_next = t_seg
                 k1 = np.asarray(f(t, x), dtype=float)
+                if method == "ode1":
+                    stiffness.euler_next(x, k1)
                 if watch is None:
                     watch = _Watch(self.sys, g, t, x)
-                x_next = step(f, t, x, t_next - t, k1)
+                x_next = step(f, t, x, t_next - t, k1, keep=True)
                 self._count_step()
                 g_next = g(t_next, x_next)
                 cache = {t_next: x_next}
@@ -580,7 +784,8 @@ class _Run:
                         cache[tt] = step(f, t0, x0, tt - t0, k1)
                     return cache[tt]
 
-                hit = self._scan(g, state_at, watch, t, t_next, g_next, self.n_scan)
+                hit = self._scan(g, state_at, watch, t, t_next, g_next)
+                check_stiffness(f, t, x, x_next, t_next - t, k1, hit is not None)
                 if hit is not None:
                     t_ev, x_ev, fired = self._find_event(g, state_at, watch, *hit)
                     x = self._commit_event(t_ev, x_ev, fired, state_at)

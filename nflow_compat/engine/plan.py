@@ -12,6 +12,7 @@ import time as _time
 
 import numpy as np
 
+from .. import run_warnings
 from ..blocks import NOT_RUNNABLE, BlockIO, Phases, load_all
 from ..blocks.source import BASE_DIR_KEY, preload_file_source
 from ..diagram import Diagram, Limits
@@ -105,6 +106,7 @@ class Plan:
         self.output = [p.output for p in self.phases if p.output]
         self.update = [p.update for p in self.phases if p.update]
         self.after_step = [p.after_step for p in self.phases if p.after_step]
+        self.finalize = [p.finalize for p in self.phases if p.finalize]
         if diagram.structure is not None:   # forEach checks; conditional/iterated subsystems run as units
             from ..subsystems import compile_structure
             compile_structure(self, feedthrough)
@@ -127,9 +129,9 @@ class Plan:
         if progress is not None:
             progress = _CallerCallback(progress)
         try:
-            for f in self.init:
-                f()
-            with np.errstate(all="ignore"):
+            with np.errstate(all="ignore"), run_warnings.captured(self.ctx.warnings):
+                for f in self.init:
+                    f()
                 steps = (run_continuous(self, progress) if self.has_parts
                          else run_fixed_step(self, d.n_samples, progress))
             wall = _time.perf_counter() - started
@@ -143,6 +145,9 @@ class Plan:
             # bug (internal_error): never a raw exception. Found only on this path, so
             # the loop pays nothing for it.
             raise self._failure(exc) from exc
+        finally:
+            for f in self.finalize:
+                f()
 
     def _failure(self, exc: Exception) -> SimulationError:
         """The typed error for ``exc`` escaping the run, naming the block it came from."""
@@ -199,7 +204,7 @@ class _CallerCallback:
             raise _CallerError(exc) from None
 
 
-_PHASE_FNS = ("init", "output", "algebraic", "update", "after_step", "result", "next_time_event")
+_PHASE_FNS = ("init", "output", "algebraic", "update", "after_step", "result", "next_time_event", "time_scale")
 
 
 def _failing_block(phases: list, exc: BaseException):

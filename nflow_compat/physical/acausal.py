@@ -48,7 +48,7 @@ from typing import Callable, ClassVar
 import numpy as np
 import scipy.linalg
 from scipy.sparse import coo_matrix
-from scipy.sparse.csgraph import connected_components, maximum_bipartite_matching
+from scipy.sparse.csgraph import breadth_first_order, connected_components, maximum_bipartite_matching
 
 from ..errors import DiagramError, SimulationError
 from .network import PhysicalEvent
@@ -70,6 +70,7 @@ DOMAINS = {
 NEWTON_MAX = 60
 NEWTON_TOL = 1e-10
 MODE_ITERATIONS = 50
+TIE_TOLERANCE = 1e-12   # relative to the island's largest unknown: a relation this close to 0 is a tie
 EXP_LIMIT = 700.0      # exp() arguments are clipped here while Newton searches (never at a solution)
 
 
@@ -176,7 +177,9 @@ class Stamp:
                  inputs: dict):
         self._net, self.element = net, el
         self._pin_vars, self._pin_rows, self._unknowns, self._inputs = pin_vars, pin_rows, unknowns, inputs
-        self._switch = None
+        self._switch = _Switch(el, [], []) if el.switching else None
+        if self._switch is not None:
+            net.switches.append(self._switch)
 
     # handles
     def v(self, pin):
@@ -192,7 +195,7 @@ class Stamp:
 
     def row(self):
         """A new equation row of the element."""
-        return self._net.new_row(self.element)
+        return self._net.new_row((self.element.name,))
 
     def across_row(self, p, n=None):
         """A new row holding ``v(p) - v(n)`` (``v(p)`` alone without ``n``)."""
@@ -269,6 +272,37 @@ class Stamp:
             self._net.starts.append((terms, float(value), self.element.name))
 
 
+# ----------------------------------------------------------------------------- shared laws
+
+class SignalConductance(Element):
+    """A one-port ``flow(a -> b) = u * (across(a) - across(b))``, the conductance ``u``
+    from the element's signal input (VariableConductor, Convection)."""
+
+    def stamp(self, s):
+        a, b = self.pins
+
+        def flow(z, u, t):
+            f = u[0] * (z[0] - z[1])
+            return np.array([f, -f]), np.array([[u[0], -u[0]], [-u[0], u[0]]])
+        s.nonlinear([s.node_row(a), s.node_row(b)], [s.v(a), s.v(b)], flow, inputs=[s.input(self.inputs[0])])
+
+
+class SignalResistance(Element):
+    """A one-port ``across(a) - across(b) = u * flow`` with the flow an unknown, the
+    resistance ``u`` from the signal input (so ``u = 0`` is a short: VariableResistor,
+    ConvectiveResistor)."""
+
+    def stamp(self, s):
+        a, b = self.pins
+        flow = s.x(self.unknowns[0])
+        s.branch(a, b, [(flow, 1.0)])
+        row = s.across_row(a, b)
+
+        def drop(z, u, t):
+            return np.array([-u[0] * z[0]]), np.array([[-u[0]]])
+        s.nonlinear([row], [flow], drop, inputs=[s.input(self.inputs[0])])
+
+
 # ----------------------------------------------------------------------------- assembly
 
 class _Assembly:
@@ -277,11 +311,11 @@ class _Assembly:
     def __init__(self):
         self.A, self.E, self.B, self.c0, self.functions = [], [], [], [], []
         self.nonlinear, self.switches, self.starts = [], [], []
-        self.row_owner = []      # element name, or the node's label for a balance row
+        self.row_owner = []      # per row: the elements it belongs to (a balance row: those at the node)
         self.col_names = []
 
-    def new_row(self, owner) -> int:
-        self.row_owner.append(owner if isinstance(owner, str) else owner.name)
+    def new_row(self, owners: tuple) -> int:
+        self.row_owner.append(owners)
         return len(self.row_owner) - 1
 
     def new_col(self, name) -> int:
@@ -367,9 +401,10 @@ def _compile(elements: list, node_of: dict, pin_domains: dict) -> "DaeIsland":
             continue
         label = _node_label(node_pins[root])
         node_var[root] = asm.new_col(label)
-        node_row[root] = asm.new_row(label)
+        node_row[root] = asm.new_row(tuple(sorted({p.split(".")[0] for p in node_pins[root]})))
     n_inputs = 0
     input_names, input_slots = [], {}
+    handles = {}       # element -> (pin -> potential column, unknown -> column), for the probes
     for el in elements:
         pin_vars = {pin: node_var[node_of[f"{el.name}.{pin}"]] for pin in el.pins}
         pin_rows = {pin: node_row[node_of[f"{el.name}.{pin}"]] for pin in el.pins}
@@ -380,13 +415,9 @@ def _compile(elements: list, node_of: dict, pin_domains: dict) -> "DaeIsland":
             input_names.append(f"{el.name}.{name}")
             input_slots[el.name] = input_slots.get(el.name, n_inputs)
             n_inputs += 1
-        s = Stamp(asm, el, pin_vars, pin_rows, unknowns, inputs)
-        if el.switching:
-            s._switch = _Switch(el, [], [])
-            asm.switches.append(s._switch)
-        el._handles = (pin_vars, unknowns, inputs)
-        el.stamp(s)
-    return DaeIsland(asm, elements, input_names, input_slots)
+        handles[el.name] = (pin_vars, unknowns)
+        el.stamp(Stamp(asm, el, pin_vars, pin_rows, unknowns, inputs))
+    return DaeIsland(asm, elements, input_names, input_slots, handles)
 
 
 # ----------------------------------------------------------------------------- the island
@@ -395,11 +426,11 @@ class DaeIsland:
     """One island as a hybrid system (``engine.hybrid``): states ``w1``, derivative, event
     functions of the switching elements, event iteration, probes for sensors."""
 
-    def __init__(self, asm: _Assembly, elements: list, input_names: list, input_slots: dict):
+    def __init__(self, asm: _Assembly, elements: list, input_names: list, input_slots: dict, handles: dict):
         n, m = len(asm.col_names), len(asm.row_owner)
         self.element_names = [el.name for el in elements]
         self.label = "island {" + ", ".join(self.element_names[:4]) + (", ..." if len(elements) > 4 else "") + "}"
-        self._elements = {el.name: el for el in elements}
+        self._handles = handles
         self.n_unknowns = n
         self.input_names = input_names
         self._input_slots = input_slots
@@ -445,7 +476,7 @@ class DaeIsland:
         for sw in asm.switches:
             entries |= set((r, c) for r, c, _ in sw.on + sw.off)
         for nl in asm.nonlinear:
-            entries |= set((r, c) for r in nl.rows for c in nl.cols if c is not None)
+            entries |= set((r, c) for r in nl.rows for c in nl.cols if r is not None and c is not None)
         if m != n:
             self._structural_error(None, "more equations than unknowns" if m > n else "more unknowns than equations")
         rows, cols = zip(*entries) if entries else ((), ())
@@ -453,18 +484,21 @@ class DaeIsland:
         match = maximum_bipartite_matching(pattern, perm_type="column")
         unmatched = [r for r in range(m) if match[r] < 0]
         if unmatched:
-            self._structural_error(unmatched, None)
+            self._structural_error(_conflicting_rows(pattern, match, unmatched), None)
 
     def _structural_error(self, rows, why):
-        owners = sorted({self._row_owner[r] for r in (rows or range(len(self._row_owner)))})
-        blocks = sorted({o.split(".")[0] for o in owners if not o.startswith("node")} |
-                        {p.split(".")[0] for o in owners if o.startswith("node")
-                         for p in o[6:-1].split(", ") if p != "..."})
+        blocks = sorted({name for r in (rows or range(len(self._row_owner))) for name in self._row_owner[r]})
         raise DiagramError("singular_circuit", f"{self.label}: the network equations are structurally singular "
-                           f"({why or 'unmatched equations at ' + ', '.join(owners[:4])}): look for a loop of "
-                           "voltage sources, a cut-set of current sources, an op-amp without feedback or a "
-                           "floating node; blocks involved: " + ", ".join(blocks[:8]),
+                           f"({why or 'conflicting equations'}): look for a loop of voltage "
+                           "sources, a cut-set of current sources, an op-amp without feedback or a floating node; "
+                           "blocks involved: " + ", ".join(blocks[:8]) + (", ..." if len(blocks) > 8 else ""),
                            block=blocks[0] if blocks else None)
+
+    def eliminate_now(self):
+        """A network without modes has one elimination: do it at compile time, so that its
+        errors (index 2 driven by a signal, a singular network) come before the run."""
+        if not self._switches:
+            self._linear(self.modes)
 
     # -- pieces of the equations -----------------------------------------------------------
     def _A(self, modes):
@@ -681,12 +715,20 @@ class DaeIsland:
 
     def _iterate_modes(self, t, x):
         w1 = np.asarray(x, dtype=float)
+        switched = set()
         for _ in range(MODE_ITERATIONS):
             z = self.solve(t, w1)
             values = self._relations(t, z, self.inputs)
-            new = tuple(bool(sw.element.is_on(v)) for sw, v in zip(self._switches, values))
+            # At a located event the relation is ~0 in both modes (the characteristic is
+            # continuous there) and rounding may give it opposite signs: an element that has
+            # just switched keeps its new mode while its relation is such a tie.
+            tie = TIE_TOLERANCE * (1.0 + float(np.max(np.abs(z), initial=0.0)))
+            # bool(): a relation computed from numpy values gives numpy bools (they cannot index mode_names)
+            new = tuple(on if k in switched and abs(v) <= tie else bool(sw.element.is_on(v))
+                        for k, (sw, v, on) in enumerate(zip(self._switches, values, self.modes)))
             if new == self.modes:
                 return
+            switched |= {k for k, (a, b) in enumerate(zip(self.modes, new)) if a != b}
             self.modes = new
         raise SimulationError("event_iteration", f"{self.label}: the switching elements' modes do not settle at "
                               f"t = {t:.9g}")
@@ -805,7 +847,7 @@ class DaeIsland:
 
     def _col_of(self, kind, target):
         element, name = target.split(".", 1)
-        pin_vars, unknowns, _ = self._elements[element]._handles
+        pin_vars, unknowns = self._handles[element]
         return pin_vars[name] if kind == "across" else unknowns[name]
 
     def probe_linear(self, kind, target):
@@ -839,6 +881,25 @@ class _Eliminated:
     L: np.ndarray | None = None
     Ld: np.ndarray | None = None
     constraint: tuple | None = None     # (G, H): the states obey G w1 + H c(t) = 0 (index 2)
+
+
+def _conflicting_rows(pattern, match, unmatched) -> list:
+    """The equations in conflict with the unmatched ones: those reached from them by
+    alternating paths (an equation -> its unknowns -> the equations matched to those), the
+    over-determined part of the Dulmage-Mendelsohn decomposition. A loop of voltage sources
+    so names every source of the loop, not only the one the matching left over."""
+    m, n = pattern.shape
+    entries = pattern.tocoo()
+    matched = np.flatnonzero(match >= 0)
+    # graph nodes: the equations 0..m-1, then the unknowns m..m+n-1
+    sources = np.concatenate([entries.row, m + match[matched]])
+    targets = np.concatenate([m + entries.col, matched])
+    graph = coo_matrix((np.ones(sources.size), (sources, targets)), shape=(m + n, m + n)).tocsr()
+    reached = set()
+    for row in unmatched:
+        order = breadth_first_order(graph, row, directed=True, return_predecessors=False)
+        reached.update(int(k) for k in order if k < m)
+    return sorted(reached)
 
 
 def _dense(entries, rows, cols) -> np.ndarray:

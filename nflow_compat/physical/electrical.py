@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import elements as waveforms
-from .acausal import Element, element, safe_exp
+from .acausal import Element, SignalConductance, SignalResistance, element, safe_exp
 
 _ONE_PORT = ("p", "n")
 _FOUR_PIN = ("p", "n", "cp", "cn")
@@ -79,32 +79,15 @@ class HeatingResistor(Element):
 
 
 @element
-class VariableResistor(Element):
+class VariableResistor(SignalResistance):
     """v = R(t)*i with R from the signal input."""
     type_name, pins, inputs, unknowns = "VariableResistor", _ONE_PORT, ("R",), ("i",)
 
-    def stamp(self, s):
-        i = s.x("i")
-        s.branch("p", "n", [(i, 1.0)])
-        row = s.across_row("p", "n")
-
-        def drop(z, u, t):
-            return np.array([-u[0] * z[0]]), np.array([[-u[0]]])
-        s.nonlinear([row], [i], drop, inputs=[s.input("R")])
-
 
 @element
-class VariableConductor(Element):
+class VariableConductor(SignalConductance):
     """i = G(t)*v with G from the signal input."""
     type_name, pins, inputs = "VariableConductor", _ONE_PORT, ("G",)
-
-    def stamp(self, s):
-        vp, vn = s.v("p"), s.v("n")
-
-        def current(z, u, t):
-            i = u[0] * (z[0] - z[1])
-            return np.array([i, -i]), np.array([[u[0], -u[0]], [-u[0], u[0]]])
-        s.nonlinear([s.node_row("p"), s.node_row("n")], [vp, vn], current, inputs=[s.input("G")])
 
 
 @element

@@ -404,10 +404,14 @@ def _lower_element(circuit, name, b) -> Lowered:
 
 
 def _build_circuits(circuit, acausal) -> list:
-    """The circuit islands; an element's parameter error names its block and param."""
+    """The circuit islands, eliminated at once where they have no modes; an error names its
+    block (and param) with a JSON pointer."""
     by_name = {_element_name(b): b for b in acausal}
     try:
-        return circuit.build()
+        islands = circuit.build()
+        for island in islands:
+            island.eliminate_now()
+        return islands
     except (DiagramError, SimulationError) as err:
         b = by_name.get(err.block)
         if b is not None and err.path is None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .acausal import Element, element
+from .acausal import Element, SignalConductance, SignalResistance, element
 
 _TWO = ("a", "b")
 
@@ -48,38 +48,16 @@ class ThermalResistor(Element):
         _conduction(s, 1.0 / self.param("R", nonzero=True))
 
 
-class _SignalConduction(Element):
-    """Q_flow(a -> b) = g(u)*(T_a - T_b) with the conductance from the signal input."""
-    pins = _TWO
-
-    def conductance(self, u):
-        raise NotImplementedError
-
-    def stamp(self, s):
-        def heat(z, u, t):
-            g = self.conductance(u[0])
-            q = g * (z[0] - z[1])
-            return np.array([q, -q]), np.array([[g, -g], [-g, g]])
-        s.nonlinear([s.node_row("a"), s.node_row("b")], [s.v("a"), s.v("b")], heat,
-                    inputs=[s.input(self.inputs[0])])
-
-
 @element
-class Convection(_SignalConduction):
+class Convection(SignalConductance):
     """Q_flow = Gc*(T_solid - T_fluid), Gc from input G (pins a = solid, b = fluid)."""
-    type_name, inputs = "Convection", ("G",)
-
-    def conductance(self, u):
-        return u
+    type_name, pins, inputs = "Convection", _TWO, ("G",)
 
 
 @element
-class ConvectiveResistor(_SignalConduction):
-    """T_solid - T_fluid = Rc*Q_flow, Rc from input R."""
-    type_name, inputs = "ConvectiveResistor", ("R",)
-
-    def conductance(self, u):
-        return 1.0 / u
+class ConvectiveResistor(SignalResistance):
+    """T_solid - T_fluid = Rc*Q_flow, Rc from input R (Rc = 0: no temperature difference)."""
+    type_name, pins, inputs, unknowns = "ConvectiveResistor", _TWO, ("R",), ("Q_flow",)
 
 
 @element

@@ -1,0 +1,343 @@
+"""The sweep specification: JSON (or the same Python dict) -> a checked ``Spec``.
+
+::
+
+    {"diagram": <diagram object, or a path to its JSON file>,
+     "parameters": {"mass.F_Coulomb": [1, 2, 3],                      # block id . param
+                    "/blocks/0/params/Amplitude": {"linspace": [10, 30, 5]},   # JSON pointer
+                    "variables.k": {"uniform": [0.5, 2], "samples": 20, "seed": 7}},
+     "combine": "grid",                                  # or "zip"
+     "samples": 100, "seed": 0,                          # defaults for random draws
+     "outputs": {"v": ["final", "max", "first_rising(0)", "trace"]},
+     "events": ["count", "mode"],                        # events.count, events.mode
+     "batch_size": 25}                                   # runs per Dask task (default: automatic)
+
+The shape is checked against ``sweep_schema()`` (JSON Schema draft 2020-12), the meaning
+against the diagram (blocks, params, variables and workspace variables that exist,
+pointers that lead somewhere); every problem is a ``DiagramError`` whose ``path`` points
+into the spec (a problem of an inline diagram: under ``/diagram``; of a diagram file: in
+that file, named by ``file``).
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import orjson
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import best_match
+
+from .. import api
+from ..diagram import Diagram, Limits
+from ..errors import DiagramError, NFlowError, did_you_mean, pointer
+from . import expand, reductions
+
+VARIABLES = "variables."
+EVENTS = "events."                                     # event counts: columns "events.<kind>"
+_TOP_LEVEL_BLOCK = re.compile(r"/blocks(?:/\d+)?")   # a block's path outside any subsystem
+_RECORDER = "toWorkspace"                              # the block type whose VariableName outputs name
+
+
+def sweep_schema() -> dict:
+    """The JSON Schema of a sweep spec (also written to schemas/sweep.schema.json)."""
+    number = {"type": "number"}
+    count = {"type": "integer", "minimum": 1, "maximum": expand.MAX_RUNS}
+    span = {"type": "array", "prefixItems": [number, number, count], "minItems": 3, "maxItems": 3,
+            "description": "[start, stop, count]; logspace: 10**start ... 10**stop"}
+    pair = {"type": "array", "prefixItems": [number, number], "minItems": 2, "maxItems": 2}
+    seed = {"type": "integer", "minimum": 0}
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": "https://github.com/nelson-lang/nflow-compat/schemas/sweep.schema.json",
+        "title": "nflow-compat sweep specification",
+        "type": "object",
+        "required": ["diagram", "parameters"],
+        "additionalProperties": False,
+        "properties": {
+            "diagram": {"type": ["object", "string"], "minLength": 1,
+                        "description": "the diagram (as given to __nflow_simulate__) or a path to its JSON file"},
+            "parameters": {"type": "object", "minProperties": 1,
+                           "description": "'block.param', 'variables.name' or a JSON pointer into the diagram "
+                                          "-> its values",
+                           "additionalProperties": {"$ref": "#/$defs/values"}},
+            "combine": {"enum": list(expand.COMBINE)},
+            "samples": {**count, "description": "draws per random parameter that does not say"},
+            "seed": {**seed, "description": "seed of random parameters that do not say"},
+            "outputs": {"type": "object",
+                        "description": "workspace variable -> reductions and/or 'trace'",
+                        "additionalProperties": {"type": "array", "minItems": 1, "uniqueItems": True,
+                                                 "items": {"type": "string",
+                                                           "pattern": reductions.OUTPUT_PATTERN}}},
+            "events": {"type": "array", "uniqueItems": True, "items": {"type": "string", "minLength": 1},
+                       "description": "'count' (every event) or an event kind (mode, stop, contact, ...)"},
+            "batch_size": {"type": "integer", "minimum": 1, "description": "runs per Dask task"},
+        },
+        "$defs": {
+            "values": {"type": ["array", "object"], "minItems": 1, "minProperties": 1,
+                       "additionalProperties": False,
+                       "properties": {"linspace": span, "logspace": span, "uniform": pair,
+                                      "normal": {**pair, "description": "[mu, sigma]"},
+                                      "samples": count, "seed": seed}},
+        },
+    }
+
+
+_VALIDATOR = Draft202012Validator(sweep_schema())
+# jsonschema keyword -> our error code
+_SCHEMA_CODES = {"type": "spec_type", "required": "spec_missing", "additionalProperties": "spec_unknown_key",
+                 "minItems": "spec_length", "minProperties": "spec_empty", "maxItems": "spec_length",
+                 "enum": "spec_value", "minimum": "spec_value", "maximum": "spec_value",
+                 "minLength": "spec_empty", "uniqueItems": "spec_duplicate", "pattern": "bad_output"}
+_KNOWN_KEYS = {"": tuple(sweep_schema()["properties"]), "values": expand.KINDS + ("samples", "seed")}
+
+
+@dataclass(frozen=True)
+class Parameter:
+    name: str                  # as the spec writes it; also its column
+    pointer: str               # where its value goes in the diagram
+    block: tuple | None        # (block index, param name) for a top-level block's parameter
+    values: list
+
+
+@dataclass(frozen=True)
+class Output:
+    variable: str
+    reductions: tuple          # of reductions.Reduction
+    trace: bool
+
+    @property
+    def columns(self) -> list:
+        """(column name, reduction) per reduction: "<variable>.<reduction>"."""
+        return [(f"{self.variable}.{r.text}", r) for r in self.reductions]
+
+
+def event_column(kind: str) -> str:
+    return EVENTS + kind
+
+
+@dataclass(frozen=True)
+class Spec:
+    diagram: bytes             # the diagram's JSON
+    base_dir: str | None       # the directory file blocks may use (None: no file access)
+    parameters: tuple
+    runs: list                 # per run, its values (one per parameter)
+    outputs: tuple
+    events: tuple              # event kinds counted ("count": all)
+    batch_size: int | None
+    fingerprint: str           # of what decides the runs and their columns
+    structure: str             # of the diagram and where the values go (workers cache by it)
+
+    @property
+    def traces(self) -> tuple:
+        return tuple(o.variable for o in self.outputs if o.trace)
+
+
+def _schema_error(doc) -> DiagramError | None:
+    err = best_match(_VALIDATOR.iter_errors(doc))
+    if err is None:
+        return None
+    path = pointer(*err.absolute_path)
+    code = _SCHEMA_CODES.get(err.validator, "spec_value")
+    message = err.message
+    if err.validator == "additionalProperties":
+        known = _KNOWN_KEYS["" if not err.absolute_path else "values"]
+        extra = sorted(set(err.instance) - set(known))
+        path = pointer(*err.absolute_path, extra[0])
+        message = f"unknown key {extra[0]!r} (known: {', '.join(known)})" + did_you_mean(extra[0], known)
+    elif err.validator == "pattern":
+        message = (f"{err.instance!r} is not an output: 'trace', final, min, max, mean, rms, or "
+                   "first_crossing(L), first_rising(L), first_falling(L), crossings(L) with a number L")
+    return DiagramError(code, message, path=path)
+
+
+def _diagram(doc, spec_dir: Path | None, limits: Limits):
+    """(decoded diagram, its file or None)."""
+    given = doc["diagram"]
+    if isinstance(given, dict):
+        return given, None
+    path = Path(given) if spec_dir is None else spec_dir / given
+    try:
+        if path.stat().st_size > limits.max_input_bytes:
+            raise DiagramError("input_too_large", f"diagram file {given!r} has more than {limits.max_input_bytes} "
+                               "bytes", path="/diagram")
+        text = path.read_bytes()
+    except OSError as exc:
+        raise DiagramError("unreadable_input", f"cannot read diagram file {given!r}: {exc.strerror}",
+                           path="/diagram") from None
+    try:
+        return api.load_json(text, limits=limits), path
+    except NFlowError as err:
+        raise _located(err, None, path) from None
+
+
+def _located(err: NFlowError, prefix: str | None, file: Path | None) -> NFlowError:
+    """``err`` (about the diagram) pointing into the spec (``prefix``) or naming ``file``."""
+    extra = dict(err.extra, **({"file": str(file)} if file is not None else {}))
+    path = err.path if prefix is None else prefix + (err.path or "")
+    return type(err)(err.code, err.message, path=path, block=err.block, param=err.param, **extra)
+
+
+def tokens(ptr: str) -> list:
+    """The reference tokens of JSON pointer ``ptr`` (RFC 6901)."""
+    return [t.replace("~1", "/").replace("~0", "~") for t in ptr.split("/")[1:]]
+
+
+def _step(node, token):
+    """The child ``token`` names in ``node``, or KeyError."""
+    if isinstance(node, dict):
+        return node[token]
+    if isinstance(node, list) and token.isdigit() and int(token) < len(node):
+        return node[int(token)]
+    raise KeyError(token)
+
+
+def set_pointer(doc, ptr: str, value) -> None:
+    """Set what ``ptr`` names in ``doc`` (its parent exists: ``_check_pointer``)."""
+    *head, last = tokens(ptr)
+    node = doc
+    for token in head:
+        node = _step(node, token)
+    if isinstance(node, list):
+        node[int(last)] = value
+    else:
+        node[last] = value
+
+
+def _check_pointer(raw: dict, ptr: str, where: str) -> None:
+    *head, last = tokens(ptr) or [None]
+    if last is None:
+        raise DiagramError("bad_pointer", "the pointer names the whole diagram, not a value in it", path=where)
+    node = raw
+    for depth, token in enumerate(head):
+        try:
+            node = _step(node, token)
+        except KeyError:
+            raise DiagramError("bad_pointer", f"the diagram has nothing at {pointer(*head[:depth + 1])!r}",
+                               path=where) from None
+    if isinstance(node, list) and not (last.isdigit() and int(last) < len(node)):
+        raise DiagramError("bad_pointer", f"{ptr!r}: index {last!r} is not in the array", path=where)
+    if not isinstance(node, (dict, list)):
+        raise DiagramError("bad_pointer", f"{ptr!r}: its parent is not an object or array", path=where)
+
+
+def _block_param(block, given: str, where: str) -> str:
+    """The parameter ``given`` (a name or an alias) of ``block``, by its canonical name."""
+    name = block.type.aliases.get(given, given)
+    if name not in block.type.params:
+        raise DiagramError("unknown_param", f"block {block.id!r} ({block.type.type}) has no parameter {given!r}"
+                           + did_you_mean(given, block.type.params), path=where, block=block.id, param=given)
+    return name
+
+
+def _address(name: str, raw: dict, diagram: Diagram, where: str) -> tuple:
+    """(JSON pointer, (block index, param) or None) of the swept parameter ``name``."""
+    if name.startswith("/"):
+        ptr = name
+    elif name.startswith(VARIABLES):
+        variable = name[len(VARIABLES):]
+        if variable not in diagram.variables:
+            raise DiagramError("unknown_variable", f"the diagram has no variable {variable!r}"
+                               + did_you_mean(variable, diagram.variables), path=where)
+        ptr = pointer("variables", variable)
+    else:
+        block_id, dot, given = name.rpartition(".")
+        blocks = {b.id: b for b in diagram.blocks}
+        if not dot or block_id not in blocks:
+            hint = did_you_mean(block_id, blocks) if dot else ""
+            raise DiagramError("unknown_block" if dot else "bad_address",
+                               f"{name!r} is not 'block.param' of a block in the diagram, 'variables.name' or "
+                               f"a JSON pointer" + hint, path=where)
+        block = blocks[block_id]
+        param = _block_param(block, given, where)
+        raw_block = _resolve(raw, block.path)
+        if not isinstance(raw_block.get("params"), dict):   # absent, null or [] (jsonencode): no params given
+            raw_block["params"] = {}
+        # set the key the diagram already uses (an alias stays an alias)
+        keys = [given, param] + [a for a, n in block.type.aliases.items() if n == param]
+        key = next((k for k in keys if k in raw_block["params"]), param)
+        ptr = block.path + "/params" + pointer(key)
+    _check_pointer(raw, ptr, where)
+    return ptr, _block_target(diagram, ptr, where)
+
+
+def _resolve(raw, ptr: str):
+    node = raw
+    for token in tokens(ptr):
+        node = _step(node, token)
+    return node
+
+
+def _block_target(diagram: Diagram, ptr: str, where: str):
+    """(block index, canonical param) when ``ptr`` is a parameter of a block outside any
+    subsystem (a sweep re-binds those into the validated diagram), else None."""
+    for b in diagram.blocks:
+        prefix = b.path + "/params/"
+        if ptr.startswith(prefix) and "/" not in ptr[len(prefix):] and _TOP_LEVEL_BLOCK.fullmatch(b.path):
+            return b.index, _block_param(b, tokens(ptr)[-1], where)
+    return None
+
+
+def _outputs(doc, diagram: Diagram) -> tuple:
+    recorded = [b.params.get("VariableName") for b in diagram.blocks if b.type.type == _RECORDER]
+    out = []
+    for variable, entries in doc.get("outputs", {}).items():
+        if variable not in recorded:
+            raise DiagramError("unknown_output", f"no toWorkspace block records {variable!r} (recorded: "
+                               f"{', '.join(map(repr, recorded)) or 'none'})" + did_you_mean(variable, recorded),
+                               path=pointer("outputs", variable))
+        out.append(Output(variable, tuple(reductions.parse(e) for e in entries if e != reductions.TRACE),
+                          reductions.TRACE in entries))
+    return tuple(out)
+
+
+def load(spec, *, limits: Limits | None = None, base_dir=None) -> Spec:
+    """Check and expand ``spec``: a dict, or the path of a JSON file holding one (a
+    diagram path in it is relative to that file). ``base_dir``: the directory file
+    blocks may use; default the diagram file's directory, else the spec file's, else none
+    (no file access, as for ``simulate``)."""
+    limits = limits or Limits()
+    spec_dir = None
+    if isinstance(spec, (str, os.PathLike)):
+        spec_path = Path(spec)
+        try:
+            text = spec_path.read_bytes()
+        except OSError as exc:
+            raise DiagramError("unreadable_input", f"cannot read {spec}: {exc.strerror}") from None
+        spec, spec_dir = api.load_json(text, limits=limits), spec_path.resolve().parent
+    problem = _schema_error(spec)
+    if problem is not None:
+        raise problem
+    given, file = _diagram(spec, spec_dir, limits)
+    try:   # our own copy (parameters may get an empty 'params' object), plain JSON values only
+        raw = orjson.loads(orjson.dumps(given, option=orjson.OPT_SERIALIZE_NUMPY))
+    except (TypeError, orjson.JSONEncodeError) as exc:
+        raise DiagramError("bad_type", f"the diagram is not plain JSON data: {exc}", path="/diagram") from None
+    try:
+        diagram = api.validate(raw, limits=limits)
+    except NFlowError as err:
+        raise _located(err, None if file else "/diagram", file) from None
+    if base_dir is None and (file or spec_dir) is not None:
+        base_dir = str(file.resolve().parent if file is not None else spec_dir)
+    parameters = []
+    for position, (name, entry) in enumerate(spec["parameters"].items()):
+        where = pointer("parameters", name)
+        ptr, target = _address(name, raw, diagram, where)
+        values = expand.values(entry, where=where, position=position, samples=spec.get("samples"),
+                               seed=spec.get("seed", 0))
+        parameters.append(Parameter(name, ptr, target, values))
+    runs = expand.combine([p.name for p in parameters], [p.values for p in parameters],
+                          spec.get("combine", "grid"))
+    outputs = _outputs(spec, diagram)
+    events = tuple(spec.get("events", ()))
+    diagram_json = orjson.dumps(raw, option=orjson.OPT_SORT_KEYS)
+    pointers = "\0".join(p.pointer for p in parameters).encode()
+    decided = orjson.dumps({"diagram": orjson.Fragment(diagram_json),
+                            "parameters": [[p.name, p.pointer] for p in parameters], "runs": runs,
+                            "outputs": spec.get("outputs", {}), "events": events}, option=orjson.OPT_SORT_KEYS)
+    return Spec(diagram=diagram_json, base_dir=base_dir, parameters=tuple(parameters), runs=runs,
+                outputs=outputs, events=events, batch_size=spec.get("batch_size"),
+                fingerprint=hashlib.sha256(decided).hexdigest()[:16],
+                structure=hashlib.sha256(diagram_json + b"\0" + pointers).hexdigest()[:16])
