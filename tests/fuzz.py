@@ -397,8 +397,9 @@ def params_for(draw, type_name, p_bad: float):
     return params
 
 
-INERTIAL = {"Mass", "Inertia", "SlidingMass", "MassWithStopAndFriction", "Fixed", "RotFixed"}
-MASS_OF = {"translational": "Mass", "rotational": "Inertia"}
+INERTIAL = {"Mass", "Inertia", "SlidingMass", "MassWithStopAndFriction", "Fixed", "RotFixed", "PlanarBody",
+            "PlanarPointMass", "PlanarWorld", "PlanarFixed", "Ground"}
+MASS_OF = {"translational": "Mass", "rotational": "Inertia", "planar": "PlanarBody", "electrical": "Ground"}
 VARIABLE_PORTS = {"sum", "mult", "mux", "scope", "concatenate", "and", "or", "xor", "logicalOperator", "min",
                   "max", "demux"}
 

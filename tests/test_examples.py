@@ -29,7 +29,8 @@ from nflow_compat.cli import main
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 ALL = sorted(p.parent.name for p in EXAMPLES.glob("*/diagram.json"))
-MECHANICAL = ["end_stops_and_motion_sources", "clutch_backlash_and_rotational_sources", "locking_clutch_momentum"]
+MECHANICAL = ["end_stops_and_motion_sources", "clutch_backlash_and_rotational_sources", "locking_clutch_momentum",
+              "four_bar"]
 DOCUMENTED = MECHANICAL + ["dc_motor"]
 SOLVERS = ("dae", "ode45")
 EVENT_TOL = 1e-6
@@ -310,3 +311,23 @@ def test_dc_motor_matches_the_matrix_exponential(solver):
     assert abs(t[peak] - 0.1535) <= 0.005 and abs(w["i"][peak] - 11.742) < 0.01
     assert abs(w["w"][-1] - 79.056) < 1e-3 and abs(w["i"][-1] - 4.095) < 1e-3
     assert abs(dc_motor_closed_form([1e3])[1][0] - 0.1 * 12 / (0.1 ** 2 + 1 * 0.005)) < 1e-9
+
+
+# ----------------------------------------------------------------------------- four-bar (planar)
+
+FOUR_BAR_RODS = {("B", None): 1.0, ("B", "C"): 3.2, ("C", "D"): 2.0, ("B", "E"): 2.0, ("C", "E"): 2.0}
+FOUR_BAR_MASSES = {"B": 0.5, "C": 0.5, "E": 1.0}
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_four_bar_closes_its_loop_and_keeps_its_energy(solver):
+    _, w = traces(simulate("four_bar", solver))
+    point = {"D": (3.0, 0.0), None: (0.0, 0.0)}
+    for (a, b), length in FOUR_BAR_RODS.items():
+        pa = (w[f"{a}_x"], w[f"{a}_y"])
+        pb = (w[f"{b}_x"], w[f"{b}_y"]) if b in FOUR_BAR_MASSES else point[b]
+        assert np.max(np.abs(np.hypot(pa[0] - pb[0], pa[1] - pb[1]) - length)) <= 1e-9
+    kinetic = sum(0.5 * m * (w[f"{p}_vx"] ** 2 + w[f"{p}_vy"] ** 2) for p, m in FOUR_BAR_MASSES.items())
+    energy = kinetic + sum(m * 9.81 * w[f"{p}_y"] for p, m in FOUR_BAR_MASSES.items())
+    assert np.max(np.abs(energy - energy[0])) <= 1e-6 * np.max(kinetic)   # nothing dissipates
+    assert np.unwrap(np.arctan2(w["B_y"], w["B_x"]))[-1] > 6 * 2 * math.pi   # the crank turns round

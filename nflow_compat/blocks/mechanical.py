@@ -9,6 +9,7 @@ state (no direct feedthrough).
 from __future__ import annotations
 
 from ..physical.islands import LOWERED_TYPES
+from ..physical.planar import SENSORS as PLANAR_SENSORS
 from . import Phases, block
 
 
@@ -42,4 +43,6 @@ def _build(io):
 
 
 for _type in LOWERED_TYPES:
-    block(_type, widths=_sensor_widths, feedthrough=False)(_build)
+    # a planar sensor only reads its island's state: solver stages may skip it where nothing
+    # but recorders reads it (engine.continuous)
+    block(_type, widths=_sensor_widths, feedthrough=False, pure=_type in PLANAR_SENSORS)(_build)

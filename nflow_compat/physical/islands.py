@@ -15,6 +15,7 @@ import numpy as np
 from ..errors import DiagramError, SimulationError
 from . import acausal as acausal_network
 from . import electrical, thermal  # noqa: F401  (importing them registers their element classes)
+from . import planar
 from .acausal import DOMAINS, ELEMENTS
 from .electrical import EMF_ELEMENT
 from .network import Network
@@ -320,6 +321,10 @@ def lower(diagram, ctx, S, input_slots) -> dict:
                 lowered[b.index].pins["flange"] = f"{name}{_SHAFT}.flange"
                 emfs.append((b, name))
             continue
+        if b.type.domain == planar.DOMAIN:   # one planar network; its islands are its mechanisms
+            net = nets.setdefault(planar.DOMAIN, planar.Network())
+            lowered[b.index] = Lowered(**net.add(name, b))
+            continue
         rule = LOWERING.get(b.type.type)
         if rule is None:
             _unsupported(b, "this acausal block is not simulated yet")
@@ -384,7 +389,7 @@ def lower(diagram, ctx, S, input_slots) -> dict:
 
 
 # every acausal block type that runs
-LOWERED_TYPES = tuple(LOWERING) + tuple(ELEMENTS) + _EMF_TYPES
+LOWERED_TYPES = tuple(LOWERING) + tuple(ELEMENTS) + _EMF_TYPES + planar.TYPES
 
 
 def _lower_element(circuit, name, b) -> Lowered:
