@@ -47,6 +47,7 @@ import numpy as np
 import scipy.linalg
 
 from ..errors import DiagramError, SimulationError
+from .acausal import connected_elements, join_pins
 
 DOMAIN = "planar"
 
@@ -173,39 +174,13 @@ class Network:
         self.connections.append((a, b))
 
     def build(self) -> list:
-        pins = sorted(f"{name}.{pin}" for name, el in self.elements.items() for pin in PINS[el.block.type.type])
-        parent = {p: p for p in pins}
-
-        def find(p):
-            while parent[p] != p:
-                parent[p] = parent[parent[p]]
-                p = parent[p]
-            return p
-        for a, b in self.connections:
-            ra, rb = find(a), find(b)
-            if ra != rb:
-                parent[max(ra, rb)] = min(ra, rb)
-        node_of = {p: find(p) for p in pins}
+        element_pins = {name: [f"{name}.{pin}" for pin in PINS[el.block.type.type]]
+                        for name, el in self.elements.items()}
+        node_of = join_pins(sorted(p for pins in element_pins.values() for p in pins), self.connections)
         gravity = self._gravity()
-        # mechanisms: elements sharing a frame (union-find over element names)
-        owner = {name: name for name in self.elements}
-
-        def top(e):
-            while owner[e] != e:
-                owner[e] = owner[owner[e]]
-                e = owner[e]
-            return e
-        first_on = {}
-        for p in pins:
-            element = p.split(".")[0]
-            other = first_on.setdefault(node_of[p], element)
-            ra, rb = top(other), top(element)
-            if ra != rb:
-                owner[max(ra, rb)] = min(ra, rb)
-        groups: dict = {}
-        for name in sorted(self.elements):
-            groups.setdefault(top(name), []).append(self.elements[name])
-        return [_Mechanism(members, node_of, gravity).island() for _, members in sorted(groups.items())]
+        # mechanisms: elements sharing a frame
+        return [_Mechanism([self.elements[m] for m in members], node_of, gravity).island()
+                for members in connected_elements(element_pins, node_of)]
 
     def _gravity(self) -> float:
         worlds = [el for _, el in sorted(self.elements.items()) if el.block.type.type == "PlanarWorld"]
