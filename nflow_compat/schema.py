@@ -36,10 +36,11 @@ from urllib.parse import quote
 
 import orjson
 
-from .diagram import MAX_PORTS, SOLVERS
+from .diagram import SOLVERS
 from .errors import DiagramError, did_you_mean, pointer
 from .expr import MAX_LENGTH
 from .manifests import BlockType, ParamSpec, block_types
+from .normalize import MAX_PORTS
 from .sweeps.spec import sweep_schema
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"

@@ -19,7 +19,7 @@ from jsonschema import Draft202012Validator
 import nflow_compat as nc
 from nflow_compat import schema
 from nflow_compat.cli import main
-from nflow_compat.diagram import normalize_param
+from nflow_compat.normalize import normalize_param
 from nflow_compat.errors import DiagramError, SimulationError
 from nflow_compat.expr import evaluate
 from nflow_compat.manifests import BlockType, ParamSpec, block_types

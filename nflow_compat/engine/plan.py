@@ -24,6 +24,7 @@ from .budget import Budget, check_work
 from .context import Ctx
 from .continuous import run_continuous
 from .fixed_step import run_fixed_step
+from .groups import compile_structure
 
 # Solvers the fixed-step loop serves exactly; others need continuous-state support.
 _FIXED_STEP = ("discrete", "ode1")
@@ -111,7 +112,6 @@ class Plan:
         self.finalize = [p.finalize for p in self.phases if p.finalize]
         passes, heaviest = {}, None
         if diagram.structure is not None:   # forEach checks; conditional/iterated subsystems run as units
-            from ..subsystems import compile_structure
             passes, heaviest = compile_structure(self, feedthrough)
         step_work = _step_work(len(blocks), out_widths, passes)
         check_work(diagram.n_samples, step_work, self.limits.max_element_steps, heaviest)
