@@ -9,7 +9,7 @@ import math
 from dataclasses import dataclass, field, fields, replace
 
 from .errors import DiagramError, SimulationError, did_you_mean, pointer
-from .flatten import flatten
+from .flatten import flatten, route_labels
 from .manifests import block_types
 from .normalize import Block, as_list, is_physical, normalize_param, number, numeric, parse_block, port_index, unset
 
@@ -227,6 +227,8 @@ def parse(raw, limits: Limits | None = None) -> Diagram:
     if raw_conns is None:
         raw_conns = as_list(raw.get("connections"), "/connections", "connections")
     wires, links = _connections(raw_conns, blocks, ids, isinstance(raw.get("connections"), dict), conn_paths)
+    blocks, routes = route_labels(blocks, wires, warnings)
+    wires += [Wire(*route) for route in routes]
     diagram = Diagram(blocks=blocks, wires=wires, links=links, sample_time=sample_time, duration=duration,
                       solver=solver, variables=variables,
                       rel_tol=_positive(raw, "relTol", 1e-6), abs_tol=_positive(raw, "absTol", 1e-8),
@@ -243,8 +245,8 @@ def with_params(diagram: Diagram, values: dict) -> Diagram:
     param name) to a raw value, normalized and checked as ``parse`` does it. Blocks that
     keep their parameters are shared with ``diagram``, not copied (a Plan reads its
     Diagram, never changes it), so a sweep re-binds a validated diagram without parsing
-    it again. Parameters that change the diagram's shape (subsystem contents, variables)
-    are not block parameters here: such a change needs ``parse``."""
+    it again. Parameters that change the diagram's shape (subsystem contents, variables,
+    ``flatten.ROUTING_PARAMS``) are not block parameters here: such a change needs ``parse``."""
     blocks = list(diagram.blocks)
     for (index, name), value in values.items():
         block = blocks[index]

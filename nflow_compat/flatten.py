@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .errors import DiagramError, did_you_mean
 from .normalize import MAX_PORTS, as_list, is_physical, number, parse_block, port_index
@@ -539,3 +539,47 @@ class _Flattener:
         blocks = [b for b, _ in self.blocks]
         bpaths = [p for _, p in self.blocks]
         return blocks, bpaths, [c for c, _ in conns], [p for _, p in conns]
+
+
+# ----------------------------------------------------------------------------- goto / from
+
+# Parameters that decide where a goto/from route goes: changing one re-wires the diagram
+# (a sweep parses the diagram again for them).
+ROUTING_PARAMS = frozenset({("labelSource", "GotoTag"), ("labelSource", "isExternalPort"), ("labelSink", "GotoTag")})
+
+
+def route_labels(blocks: list, wires: list, warnings: list):
+    """goto/from as wires. Every labelSource but a subsystem port marker (isExternalPort)
+    gets one input more than it declares, its route, fed from what drives the labelSink
+    with its GotoTag (of two sinks with one tag the later one, as nflow reads them). No
+    sink, an empty tag or an unconnected sink leaves the route unconnected (the block
+    outputs 0), with a warning. Returns the blocks (the routed labelSources replaced) and
+    the routes as ``(src, src_port, dst, dst_port, path)``."""
+    driver = {(w.dst, w.dst_port): (w.src, w.src_port) for w in wires}
+    sinks, shared = {}, {}
+    for b in blocks:
+        if b.type.type == "labelSink":
+            tag = b.params["GotoTag"]
+            if tag in sinks:
+                shared.setdefault(tag, [sinks[tag].id]).append(b.id)
+            sinks[tag] = b
+    blocks, routes = list(blocks), []
+    for b in blocks:
+        if b.type.type == "labelSink" and b.id == shared.get(b.params["GotoTag"], [None])[-1]:
+            warnings.append(f"labelSink blocks {', '.join(map(repr, shared[b.params['GotoTag']]))} share GotoTag "
+                            f"{b.params['GotoTag']!r}; labelSource blocks read the last one, {b.id!r}")
+        if b.type.type != "labelSource" or b.params.get("isExternalPort"):
+            continue
+        tag = b.params["GotoTag"]
+        sink = sinks.get(tag) if tag else None
+        source = None if sink is None else driver.get((sink.index, 0))
+        if sink is None:
+            warnings.append(f"labelSource {b.id!r}: no labelSink has GotoTag {tag!r}; it outputs 0" if tag else
+                            f"labelSource {b.id!r}: empty GotoTag; it outputs 0")
+        elif source is None:
+            warnings.append(f"labelSource {b.id!r}: labelSink {sink.id!r} (GotoTag {tag!r}) has no input; "
+                            "it outputs 0")
+        else:
+            routes.append((*source, b.index, b.inputs, b.where("GotoTag")["path"]))
+        blocks[b.index] = replace(b, inputs=b.inputs + 1)
+    return blocks, routes

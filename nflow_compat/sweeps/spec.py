@@ -33,6 +33,7 @@ from jsonschema.exceptions import best_match
 from .. import api
 from ..diagram import Diagram, Limits
 from ..errors import DiagramError, NFlowError, did_you_mean, pointer
+from ..flatten import ROUTING_PARAMS
 from . import expand, reductions
 
 VARIABLES = "variables."
@@ -272,11 +273,13 @@ def _resolve(raw, ptr: str):
 
 def _block_target(diagram: Diagram, ptr: str, where: str):
     """(block index, canonical param) when ``ptr`` is a parameter of a block outside any
-    subsystem (a sweep re-binds those into the validated diagram), else None."""
+    subsystem (a sweep re-binds those into the validated diagram), else None (also for a
+    parameter that re-wires goto/from: the diagram is parsed again)."""
     for b in diagram.blocks:
         prefix = b.path + "/params/"
         if ptr.startswith(prefix) and "/" not in ptr[len(prefix):] and _TOP_LEVEL_BLOCK.fullmatch(b.path):
-            return b.index, _block_param(b, tokens(ptr)[-1], where)
+            name = _block_param(b, tokens(ptr)[-1], where)
+            return None if (b.type.type, name) in ROUTING_PARAMS else (b.index, name)
     return None
 
 
