@@ -99,16 +99,16 @@ def _truthy(value) -> bool:
     return bool(value) if isinstance(value, (bool, int, float)) else False
 
 
-def _paths(value, base: str, what: str):
+def _paths(value, base: str):
     """The items of a blocks/connections list and their JSON pointers (``base`` is one)."""
-    items = as_list(value, base, what)
+    items = as_list(value)
     return items, ([base] * len(items) if isinstance(value, dict) else [f"{base}/{i}" for i in range(len(items))])
 
 
 def flatten(raw, raw_blocks, paths, variables, types, limits, warnings):
     """The blocks and connections of a diagram whose subsystems are expanded, with their
     JSON pointers, and the Structure (None when no forEach / conditional subsystem)."""
-    conns, cpaths = _paths(raw.get("connections"), "/connections", "connections")
+    conns, cpaths = _paths(raw.get("connections"), "/connections")
     f = _Flattener(variables, types, limits, warnings)
     f.level(raw_blocks, paths, conns, cpaths, prefix="", depth=0, group=None, owner=None,
             in_ports={}, out_ports={})
@@ -136,19 +136,14 @@ class _Flattener:
     def level(self, raws, paths, conns, cpaths, *, prefix, depth, group, owner, in_ports, out_ports):
         local = {}
         for raw, path in zip(raws, paths):
-            bid = _norm_id(raw.get("id")) if isinstance(raw, dict) else None
-            if bid is None:
-                continue
+            bid = _norm_id(raw["id"])
             if bid in local:
                 raise DiagramError("duplicate_id", f"block id {prefix + bid!r} is used twice", path=path + "/id",
                                    block=prefix + bid)
             local[bid] = raw
         subs = {}
         for raw, path in zip(raws, paths):
-            bid = _norm_id(raw.get("id")) if isinstance(raw, dict) else None
-            if bid is None:           # not a block or no id: diagram._block says what is wrong
-                self._add(raw, path, group)
-                continue
+            bid = _norm_id(raw["id"])
             qid = prefix + bid
             if bid in in_ports:       # an input port only names the port; what drives the port replaces it
                 if bid in out_ports:
@@ -164,9 +159,6 @@ class _Flattener:
             if bid in out_ports and not self._port_reads_input(raw):
                 self.outs[(owner, out_ports[bid])] = ("B", qid, 0)
         for conn, cpath in zip(conns, cpaths):
-            if not isinstance(conn, dict):
-                self.conns.append((conn, cpath))
-                continue
             self._connection(conn, cpath, prefix, local, subs, owner, in_ports, out_ports)
 
     def _connection(self, conn, cpath, prefix, local, subs, owner, in_ports, out_ports):
@@ -256,8 +248,8 @@ class _Flattener:
             raise DiagramError("too_many_blocks", f"more than {self.limits.max_blocks} blocks once the subsystems "
                                "are expanded", path=path)
         self.blocks.append((raw, path))
-        if group is not None and isinstance(raw, dict):
-            group.members.append(raw.get("id"))
+        if group is not None:
+            group.members.append(raw["id"])
 
     def _rewrite(self, raw, qid, prefix, local) -> dict:
         """An inner block with its qualified id and its GotoTag local to the subsystem; a
@@ -297,18 +289,13 @@ class _Flattener:
         params = blk.params
         body = params.get("subsystem")
         bpath = path + "/params/subsystem"
-        if body is None or body == [] or body == "":
+        if not isinstance(body, dict):    # null, [] or "": none (the schema allows no other)
             body = {}
-        if not isinstance(body, dict):
-            raise DiagramError("bad_type", f"subsystem {qid!r}: 'subsystem' must be the nested diagram "
-                               "{\"blocks\": [...], \"connections\": [...]}", path=bpath, block=qid)
-        inner, ipaths = _paths(body.get("blocks"), bpath + "/blocks", "blocks")
-        conns, cpaths = _paths(body.get("connections"), bpath + "/connections", "connections")
+        inner, ipaths = _paths(body.get("blocks"), bpath + "/blocks")
+        conns, cpaths = _paths(body.get("connections"), bpath + "/connections")
         ids = {}
         for i, b in enumerate(inner):
-            bid = _norm_id(b.get("id")) if isinstance(b, dict) else None
-            if bid is not None:
-                ids.setdefault(bid, i)
+            ids.setdefault(_norm_id(b["id"]), i)
         ins = self._ports(params, body, "externalInputs", inner, ids, path, qid, "labelSource")
         outs = self._ports(params, body, "externalOutputs", inner, ids, path, qid, "labelSink")
         for k, bid in enumerate(ins):
@@ -317,7 +304,7 @@ class _Flattener:
                                    f"subsystem ({bid!r}); an input port is a labelSource", block=qid,
                                    path=path + "/params/externalInputs")
         for b, bp in zip(inner, ipaths):
-            if (isinstance(b, dict) and b.get("type") == "labelSource" and _norm_id(b.get("id")) not in ins
+            if (b["type"] == "labelSource" and _norm_id(b["id"]) not in ins
                     and isinstance(b.get("params"), dict) and _truthy(b["params"].get("isExternalPort"))):
                 self.warnings.append(f"block {qid + '/' + str(_norm_id(b.get('id')))!r}: marked isExternalPort but "
                                      f"not listed in the externalInputs of subsystem {qid!r}; it outputs 0")
@@ -382,7 +369,7 @@ class _Flattener:
         found = top or nested
         if not found and not params.get(key) and not body.get(key):
             # no list: the inner port blocks, in layout order (the editor's rule)
-            marked = [(i, b) for i, b in enumerate(inner) if isinstance(b, dict) and b.get("type") == port_type
+            marked = [(i, b) for i, b in enumerate(inner) if b["type"] == port_type
                       and isinstance(b.get("params"), dict) and _truthy(b["params"].get("isExternalPort"))]
 
             def place(item):
@@ -420,7 +407,7 @@ class _Flattener:
     @staticmethod
     def _port_by_tag(name, inner, port_type):
         for b in inner:
-            if isinstance(b, dict) and b.get("type") == port_type and isinstance(b.get("params"), dict):
+            if b["type"] == port_type and isinstance(b.get("params"), dict):
                 if name in (b["params"].get("GotoTag"), b["params"].get("name")):
                     return _norm_id(b.get("id"))
         return None

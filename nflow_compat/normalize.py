@@ -16,6 +16,7 @@ from .errors import DiagramError, did_you_mean, pointer
 from .expr import evaluate
 from .manifests import BlockType, ParamSpec
 
+SOLVERS = ("discrete", "ode1", "ode4", "ode45", "dae")
 MAX_PORTS = 10_000
 
 
@@ -48,16 +49,12 @@ def is_physical(conn: dict) -> bool:
     return any(not unset(conn.get(key)) and conn.get(key) != "" for key in ("fromPin", "toPin"))
 
 
-def as_list(value, path: str, what: str) -> list:
+def as_list(value) -> list:
     """jsonencode turns a one-element struct array into a bare object, and an empty
     ``struct()`` into ``{}``."""
     if value is None or value == {}:
         return []
-    if isinstance(value, dict):
-        return [value]
-    if isinstance(value, list):
-        return value
-    raise DiagramError("bad_type", f"'{what}' must be an array of objects", path=path)
+    return [value] if isinstance(value, dict) else value
 
 
 def number(value, variables, *, where: dict, what: str) -> float:
@@ -165,7 +162,7 @@ def _any(value, variables, *, where, what):
 
 
 _CONVERT = {"number": number, "numeric": numeric, "vector": _vector, "matrix": _matrix,
-            "string": _string, "boolean": _boolean, "strings": _strings, "any": _any}
+            "string": _string, "boolean": _boolean, "strings": _strings, "any": _any, "diagram": _any}
 
 
 def normalize_param(spec: ParamSpec, value, variables, where: dict):
@@ -197,29 +194,17 @@ def _count(value, default: int, where: dict, what: str) -> int:
     return int(n)
 
 
-def parse_block(raw, index: int, variables: dict, path: str, types: dict, warnings: list) -> Block:
-    if not isinstance(raw, dict):
-        raise DiagramError("bad_type", "a block must be an object", path=path)
-    bid = raw.get("id")
-    if isinstance(bid, (int, float)) and not isinstance(bid, bool):
+def parse_block(raw: dict, index: int, variables: dict, path: str, types: dict, warnings: list) -> Block:
+    """The ``Block`` of a schema-checked block entry, its params normalized."""
+    bid, btype = raw["id"], raw["type"]
+    if isinstance(bid, (int, float)):
         bid = f"{bid:g}"
-    if not isinstance(bid, str) or not bid:
-        raise DiagramError("missing_id", "every block needs a non-empty string 'id'", path=path + "/id")
-    btype = raw.get("type")
-    if not isinstance(btype, str):
-        raise DiagramError("missing_type", f"block {bid!r} needs a string 'type'", path=path + "/type", block=bid)
-    if btype not in types:
-        raise DiagramError("unknown_block_type", f"unknown block type {btype!r}" + did_you_mean(btype, types),
-                           path=path + "/type", block=bid)
     bt: BlockType = types[btype]
     n_in = _count(raw.get("inputs"), bt.inputs, {"path": path + "/inputs", "block": bid}, "'inputs'")
     n_out = _count(raw.get("outputs"), bt.outputs, {"path": path + "/outputs", "block": bid}, "'outputs'")
     given = raw.get("params")
     if unset(given):
         given = {}
-    if not isinstance(given, dict):
-        raise DiagramError("bad_type", f"'params' of block {bid!r} must be an object", path=path + "/params",
-                           block=bid)
     block = Block(id=bid, type=bt, index=index, inputs=n_in, outputs=n_out, params={}, path=path)
     given = _resolve_aliases(block, given)
     params = {}

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
 import nflow_compat as nc
-from nflow_compat import schema
+from nflow_compat import schema, shape
 from nflow_compat.cli import main
 from nflow_compat.normalize import normalize_param
 from nflow_compat.errors import DiagramError, SimulationError
@@ -77,15 +77,15 @@ def test_files_are_sorted_indented_and_end_with_a_newline(name):
 
 
 def test_every_schema_is_a_valid_draft_2020_12_schema():
-    Draft202012Validator.check_schema(schema.diagram_schema())
+    Draft202012Validator.check_schema(shape.diagram_schema())
     for name in block_types():
-        doc = schema.params_schema_for(name)
+        doc = shape.params_schema_for(name)
         assert doc["$schema"] == "https://json-schema.org/draft/2020-12/schema"
         Draft202012Validator.check_schema(doc)
 
 
 def test_every_manifest_constraint_is_expressible():
-    assert schema.unsupported_constraints() == []
+    assert shape.unsupported_constraints() == []
 
 
 def test_check_and_write_commands(tmp_path, capsys):
@@ -106,7 +106,7 @@ def test_check_and_write_commands(tmp_path, capsys):
 
 def test_unknown_type_is_a_diagram_error_with_a_suggestion():
     with pytest.raises(DiagramError) as err:
-        schema.params_schema_for("gian")
+        shape.params_schema_for("gian")
     assert err.value.code == "unknown_block_type" and "'gain'" in err.value.message
 
 
@@ -322,14 +322,14 @@ def test_aliases_are_typed_like_their_parameter():
                    input_names=("",), output_names=("",),
                    params={"Gain": ParamSpec("Gain", "number", 1, exclusive_minimum=0)},
                    aliases={"K": "Gain"}, help="")
-    doc = schema._params_schema(bt, schema._Defs())
+    doc = shape._params_schema(bt, shape._Defs())
     assert doc["properties"]["K"]["$ref"] == doc["properties"]["Gain"]["$ref"] == "#/$defs/number_gt_0"
 
 
 # ----------------------------------------------------------------------------- expression strings
 
 def test_expression_pattern_matches_the_tokenizer():
-    pattern = re.compile(schema.EXPRESSION_PATTERN)
+    pattern = re.compile(shape.EXPRESSION_PATTERN)
     for c in string.printable + "é٣\u00a0":
         text = f"1{c}1"
         try:
@@ -395,7 +395,7 @@ def _shape(value):
 
 @functools.lru_cache(maxsize=None)
 def _validator(index: int) -> Draft202012Validator:
-    doc = schema.value_schema(SPECS[index])
+    doc = shape.value_schema(SPECS[index])
     Draft202012Validator.check_schema(doc)
     return Draft202012Validator(doc)
 
@@ -430,7 +430,7 @@ def test_numeric_enum_violation_is_a_diagram_error():
 
 def test_numeric_enum_schema():
     spec = ParamSpec("p", "number", None, enum=(1, 2, 3))
-    v = Draft202012Validator(schema.value_schema(spec))
+    v = Draft202012Validator(shape.value_schema(spec))
     for value in (1, 2.0, [3], [[1]], True, "k", " 3 "):
         assert v.is_valid(value) and _normalizes(spec, value), value
     for value in (4, 0, 1.5, False, [4], [1, 2], None, {"a": 1}):

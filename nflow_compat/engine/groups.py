@@ -151,8 +151,6 @@ class _Compiler:
                 self.ctx_warning(f"{g.kind} subsystem {g.id!r}: its control port is not connected; it never runs")
             return
         bid, port = g.control
-        if not isinstance(bid, str):
-            raise DiagramError("bad_connection", "connection 'from' must be a block id", path=g.control_path + "/from")
         i = self.index_of.get(bid)
         if i is None:
             raise DiagramError("unknown_block", f"the control port of subsystem {g.id!r} is driven from block "
