@@ -430,14 +430,14 @@ def diagram_schema(*, max_expression_length: int = MAX_LENGTH, dispatch: bool = 
         "required": ["from", "to"],
         "properties": {"from": block_ref, "to": block_ref},
         "additionalProperties": True,
-        # physical when a pin is named (diagram.is_physical); a signal wire of a struct array
-        # has them unset ([], "", null)
-        "if": {"anyOf": [{"required": [key], "properties": {key: {"not": _PIN_UNSET}}} for key in ("fromPin", "toPin")]},
-        "then": {"required": ["fromPin", "toPin"],
+        # a signal wire when no pin is named (diagram.is_physical): a signal wire of a struct
+        # array has them unset ([], "", null); else a physical connection
+        "if": {"properties": {"fromPin": _PIN_UNSET, "toPin": _PIN_UNSET}},
+        "then": {"properties": {"fromIndex": dict(defs.or_unset(index), description="output port (default 0)"),
+                                "toIndex": dict(defs.or_unset(index), description="input port (default 0)")}},
+        "else": {"required": ["fromPin", "toPin"],
                  "properties": {"fromPin": {"type": "string", "minLength": 1, "description": "physical pin name"},
                                 "toPin": {"type": "string", "minLength": 1, "description": "physical pin name"}}},
-        "else": {"properties": {"fromIndex": dict(defs.or_unset(index), description="output port (default 0)"),
-                                "toIndex": dict(defs.or_unset(index), description="input port (default 0)")}},
         "description": "a signal connection {from, fromIndex, to, toIndex} or a physical one "
                        "{from, fromPin, to, toPin}",
     }
@@ -511,14 +511,35 @@ _Validator = extend(Draft202012Validator, {"items": _over_extremes("items"), "co
 _FIRST_ERRORS = 32   # best_match picks among this many (a huge wrong value has millions of errors)
 
 
+_ANNOTATIONS = {"description", "default", "title", "$comment"}
+
+
+def _inlined(node, defs: dict, inside: frozenset):
+    """``node`` with each ``$ref`` to a def replaced by the def itself (the same schema,
+    without a lookup and a descent per use, which is most of a check's time), except
+    inside that def (a recursive kind keeps its ``$ref``) and where the ``$ref`` has
+    sibling keywords other than annotations."""
+    if isinstance(node, list):
+        return [_inlined(item, defs, inside) for item in node]
+    if not isinstance(node, dict):
+        return node
+    ref = node.get("$ref", "")
+    name = ref[len("#/$defs/"):]
+    if ref.startswith("#/$defs/") and name in defs and name not in inside and set(node) - {"$ref"} <= _ANNOTATIONS:
+        return dict(_inlined(defs[name], defs, inside | {name}), **{k: v for k, v in node.items() if k != "$ref"})
+    return {key: value if key == "$defs" else _inlined(value, defs, inside) for key, value in node.items()}
+
+
 @functools.lru_cache(maxsize=4)
 def _compiled(max_expression_length: int):
     """(the diagram's validator without the type table, type -> its params validator),
     compiled once per process and limit. The params validators share the diagram
     schema's resource, so their ``$ref`` resolve in it."""
     doc = diagram_schema(max_expression_length=max_expression_length, dispatch=False)
+    doc = dict(_inlined(doc, doc["$defs"], frozenset()), **{"$defs": doc["$defs"]})
     skeleton = _Validator(doc)
-    params = {name: skeleton.evolve(schema=entry) for name, entry in doc["$defs"]["blockParams"]["$defs"].items()}
+    params = {name: skeleton.evolve(schema=_inlined(entry, doc["$defs"], frozenset()))
+              for name, entry in doc["$defs"]["blockParams"]["$defs"].items()}
     return skeleton, params
 
 
