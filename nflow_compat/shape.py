@@ -494,20 +494,43 @@ def _extremes(instance) -> list:
     return out + [None] if numbers and len(numbers) < len(instance) else out
 
 
-def _over_extremes(keyword):
-    """jsonschema's ``keyword`` (items, contains), given the extremes of a long flat array
-    of numbers rather than its every element: linear work in C, not a Python validation
-    per element (a 100,000-sample fromWorkspace table takes ~10 s the plain way)."""
-    plain = Draft202012Validator.VALIDATORS[keyword]
-
-    def check(validator, value, instance, schema):
-        if validator.is_type(instance, "array") and _plain_numbers(instance):
-            instance = _extremes(instance)
-        return plain(validator, value, instance, schema)
-    return check
+_CHAIN = 3   # levels kept of a longer chain of one-element arrays
 
 
-_Validator = extend(Draft202012Validator, {"items": _over_extremes("items"), "contains": _over_extremes("contains")})
+def _cut(instance):
+    """A chain of more than ``_CHAIN`` one-element arrays around a value, cut to
+    ``_CHAIN`` (jsonencode may nest a scalar hundreds deep; jsonschema would recurse a few
+    frames per level, past Python's limit). Exact for the generated schemas: none tells
+    a chain of 3 from a longer one (a matrix tells 2 from 3; tests check)."""
+    inner, depth = instance, 0
+    while type(inner) is list and len(inner) == 1:
+        inner, depth = inner[0], depth + 1
+    if depth <= _CHAIN:
+        return instance
+    for _ in range(_CHAIN):
+        inner = [inner]
+    return inner
+
+
+def _items(validator, items, instance, schema):
+    """jsonschema's ``items`` on the array as the schemas see it, in fewer steps: a long
+    flat array of numbers as its extremes (linear work in C rather than a Python
+    validation per element: a 100,000-sample table takes ~10 s the plain way), a long
+    chain of one-element arrays cut."""
+    if validator.is_type(instance, "array"):
+        instance = _extremes(instance) if _plain_numbers(instance) else _cut(instance)
+    return _PLAIN_ITEMS(validator, items, instance, schema)
+
+
+def _contains(validator, contains, instance, schema):
+    """jsonschema's ``contains``, on the extremes of a long flat array of numbers."""
+    if validator.is_type(instance, "array") and _plain_numbers(instance):
+        instance = _extremes(instance)
+    return _PLAIN_CONTAINS(validator, contains, instance, schema)
+
+
+_PLAIN_ITEMS, _PLAIN_CONTAINS = Draft202012Validator.VALIDATORS["items"], Draft202012Validator.VALIDATORS["contains"]
+_Validator = extend(Draft202012Validator, {"items": _items, "contains": _contains})
 _FIRST_ERRORS = 32   # best_match picks among this many (a huge wrong value has millions of errors)
 
 
@@ -668,6 +691,9 @@ def _typed(place: _Place, keyword: str, value, limit: int) -> DiagramError:
         code = "missing_field" if keyword == "required" or unset(value) else "bad_" + place.key.lower()
     elif place.kind in _EXPRESSIONS and keyword in _EXPRESSION_CODES and isinstance(value, str):
         code = _EXPRESSION_CODES[keyword]
+    elif place.kind == "param" and keyword == "type" and value is None and place.spec.kind in _BOUND_KINDS:
+        # null is NaN: outside an enum or a bound, as normalization says it
+        code = "param_value" if place.spec.enum is not None else "param_range" if _bounds(place.spec) else "param_type"
     else:
         code = _BY_KEYWORD.get((place.kind, keyword)) or _CODES[place.kind]
     shown = repr(value) if len(repr(value)) <= 60 else repr(value)[:57] + "..."
