@@ -4,8 +4,8 @@ for one; ``--help``).
 Without ``--only`` the causal-chain benchmark runs first, then the stick-slip benchmark and
 CoupledClutches, then the sweep benchmark, the circuits (RC ladder, bridge rectifier), the
 planar double pendulum and the cost of the schema check; an option goes to every benchmark
-that has it (``--repeats 3`` sets both), and one that no benchmark knows is an error. The exit status is nonzero when any of
-them fails its trace checks.
+that has it (``--repeats 3`` sets both), and one that no benchmark knows is an error. The
+exit status is nonzero when any of them fails its trace checks.
 """
 from __future__ import annotations
 

@@ -99,7 +99,8 @@ def main(argv=None) -> int:
     share = results["quickstart"]["check_share"]
     print(f"quickstart: the schema check is {share:.1%} of simulate_json (target < {TARGET:.0%})")
     if not args.no_write:
-        doc = {"benchmark": "validation", "environment": environment(), "timestamp": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        doc = {"benchmark": "validation", "environment": environment(),
+               "timestamp": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
                "method": {"repeats": args.validation_repeats, "statistic": "min", "interleaved": True,
                           "target_quickstart_share": TARGET},
                "load_average": {"start": load_start, "end": _loadavg()}, "results": results}

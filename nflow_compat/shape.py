@@ -29,6 +29,7 @@ import functools
 import hashlib
 import itertools
 import math
+import reprlib
 from typing import NamedTuple
 from urllib.parse import quote
 
@@ -696,7 +697,8 @@ def _typed(place: _Place, keyword: str, value, limit: int) -> DiagramError:
         code = "param_value" if place.spec.enum is not None else "param_range" if _bounds(place.spec) else "param_type"
     else:
         code = _BY_KEYWORD.get((place.kind, keyword)) or _CODES[place.kind]
-    shown = repr(value) if len(repr(value)) <= 60 else repr(value)[:57] + "..."
+    shown = _SHOW.repr(value)
+    shown = shown if len(shown) <= 60 else shown[:57] + "..."
     message = _MESSAGES[code](place, shown, value, limit)
     return DiagramError(code, message, path=pointer(*place.where), block=place.block,
                         param=place.key if place.kind in ("param", "body") else None)
@@ -719,11 +721,19 @@ def _bounds(spec: ParamSpec) -> str:
                         if bound is not None)
 
 
+_SHOW = reprlib.Repr()     # a value in a message: a huge one shown short, without formatting it whole
+_SHOW.maxlevel, _SHOW.maxlist, _SHOW.maxdict, _SHOW.maxstring, _SHOW.maxother = 3, 8, 4, 60, 60
+
+
+def _not_positive(p, shown, value, limit) -> str:
+    return f"'{p.key}' must be a positive finite number, got {shown}"
+
+
 _MESSAGES = {
     "bad_type": lambda p, shown, value, limit: _BAD_TYPE[p.kind](p),
     "bad_connection": lambda p, shown, value, limit: _BAD_CONNECTION[p.kind](p),
     "missing_field": lambda p, shown, value, limit: f"the diagram needs '{p.key}'",
-    "bad_sampletime": None, "bad_duration": None, "bad_reltol": None, "bad_abstol": None, "bad_maxstep": None,
+    **dict.fromkeys(("bad_" + key.lower() for key in _TIMES), _not_positive),
     "unknown_solver": lambda p, shown, value, limit: f"unknown solver {shown} (known: {', '.join(SOLVERS)})"
     + (did_you_mean(value, SOLVERS) if isinstance(value, str) else ""),
     "bad_variable": lambda p, shown, value, limit: f"variable name {shown} is not an identifier",
@@ -735,7 +745,7 @@ _MESSAGES = {
                                                      f"got {shown}",
     "param_type": lambda p, shown, value, limit: (
         f"variable {p.key!r} must be {_KIND_TEXT['numeric']}, got {shown}" if p.kind == "variable" else
-        f"parameter {p.key!r} must be {_KIND_TEXT[p.spec.kind] if p.spec else 'of its kind'}, got {shown}"),
+        f"parameter {p.key!r} must be {_KIND_TEXT[p.spec.kind]}, got {shown}"),
     "param_value": lambda p, shown, value, limit: f"parameter {p.key!r} must be one of {list(p.spec.enum)}, got "
     f"{shown}" + did_you_mean(str(value), [str(e) for e in p.spec.enum]),
     "param_range": lambda p, shown, value, limit: f"parameter {p.key!r} must be {_bounds(p.spec)}, got {shown}",
@@ -745,5 +755,3 @@ _MESSAGES = {
     "bad_port_index": lambda p, shown, value, limit: f"'{p.key}' must be a whole number, got {shown}",
     "port_out_of_range": lambda p, shown, value, limit: f"{p.key} {shown} is out of range (ports are 0-based)",
 }
-for _code in ("bad_sampletime", "bad_duration", "bad_reltol", "bad_abstol", "bad_maxstep"):
-    _MESSAGES[_code] = lambda p, shown, value, limit: f"'{p.key}' must be a positive finite number, got {shown}"
