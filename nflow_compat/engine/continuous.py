@@ -20,6 +20,7 @@ import numpy as np
 from ..blocks import REGISTRY
 from ..errors import SimulationError
 from .hybrid import FIXED_STEP, StiffnessWatch, integrate_hybrid, make_grid
+from .rates import SignalRates
 
 # nflow's fixed-step loop integrates physical islands with classical RK4 between grid
 # points (events still located inside a step); ode1/ode4/ode45/dae are the named solvers.
@@ -62,7 +63,7 @@ class PlanSystem:
         rated = [(part, k) for part in self.parts for k in getattr(part, "rate_inputs", ())]
         if rated:
             # speed sources driven by signals: their inputs' time derivatives, too
-            self.evaluate = _RatedEvaluate(self, self.evaluate, rated)
+            self.evaluate = _RatedEvaluate(self.evaluate, SignalRates(plan, rated))
         # solver-stage evaluations run only what can reach a continuous part (see _cone)
         self.skipped = _skippable(plan)
         self.stage_output, self.stage_algebraic = _stage_lists(plan, self.skipped)
@@ -153,35 +154,15 @@ class PlanSystem:
 
 
 class _RatedEvaluate:
-    """``evaluate`` that also sets the time derivative of the signals driving speed
-    sources (``island.input_rates``): the acceleration of a driven flange, which a body
-    rigidly on it or a locked clutch/brake on it needs. Central differences of the diagram
-    in time at the same state (``h = 1e-6*max(1, |t|)``), one-sided where a time event
-    (a step, a breakpoint) lies within ``h``, so a jump is never differentiated."""
+    """``evaluate`` that also sets the exact time derivatives of the signals driving speed
+    sources (``engine.rates``)."""
 
-    def __init__(self, system, evaluate, rated):
-        self.system, self.plain, self.rated = system, evaluate, rated   # rated: (island part, input)
-        self.parts = list(dict.fromkeys(part for part, _ in rated))
-
-    def _values(self):
-        """The driving inputs as the islands read them (``fill`` from the signal store)."""
-        for part in self.parts:
-            part.fill()
-        return [part.island.inputs[k] for part, k in self.rated]
+    def __init__(self, evaluate, rates: SignalRates):
+        self.plain, self.rates = evaluate, rates
 
     def __call__(self, t, x, committed=False):
-        h = 1e-6 * max(1.0, abs(t))
-        ahead = self.system.next_time_event(t) > t + h       # no jump in (t, t + h]
-        behind = self.system.next_time_event(t - h) > t      # none in (t - h, t]
-        lo = t - h if behind or not ahead else t
-        hi = t + h if ahead or not behind else t
-        self.plain(hi, x)
-        up = self._values()
-        self.plain(lo, x)
-        rates = [(a - b) / (hi - lo) for a, b in zip(up, self._values())]
         self.plain(t, x, committed)
-        for (part, k), rate in zip(self.rated, rates):
-            part.island.input_rates[k] = rate
+        self.rates()
 
 
 def run_continuous(plan, progress=None) -> int:

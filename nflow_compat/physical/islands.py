@@ -199,7 +199,11 @@ def _rel_speed_sensor(net, name, b):
     return Lowered(pins={"a": None, "b": None}, sensors={0: ("vel_rel", "a", "b")})
 
 
-_PROBE_KIND = {"translational": {"pos": "s", "vel": "v"}, "rotational": {"pos": "phi", "vel": "w"}}
+_PROBE_KIND = {"translational": {"pos": "s", "vel": "v", "acc": "a"},
+               "rotational": {"pos": "phi", "vel": "w", "acc": "a"}}
+# a sensor's time derivative is the next kind (a driven flange needs it, engine.rates)
+_RATE_OF = {"pos": "vel", "vel": "acc", "pos_rel": "vel_rel", "vel_rel": "acc_rel"}
+_ABSOLUTE = {"pos": "pos", "pos_rel": "pos", "vel": "vel", "vel_rel": "vel", "acc": "acc", "acc_rel": "acc"}
 
 
 # ----------------------------------------------------------------------------- assembly
@@ -288,6 +292,8 @@ class Member:
     owner: bool
     lowered: Lowered
     readers: dict            # output port -> zero-argument reader of the sensor value
+    rates: dict = field(default_factory=dict)   # output port -> reader of its time derivative
+    rate_reads: tuple = ()   # signal slots whose rates those readers need (speed sources on the islands read)
 
 
 # EMF / TranslationalEMF: electrical pins in the circuit, the flange in the mechanical network
@@ -377,14 +383,20 @@ def lower(diagram, ctx, S, input_slots) -> dict:
                 {port: _circuit_reader(part, kind, target, other) for port, (kind, target, other) in low.probes.items()})
         if not low.sensors:
             continue
-        readers = {}
+        readers, rates, sensed_parts = {}, {}, {}
         for port, (kind, pin, other) in low.sensors.items():
             refs = [node_pin.get((b.index, p)) for p in (pin, other) if p is not None]
             if any(r is None for r in refs):
                 raise SimulationError("sensor_unattached", f"sensor {b.id!r} is not connected to any mechanical "
                                       "element", block=b.id, path=b.path)
-            readers[port] = _reader(b.type.domain, kind, [by_island[id(_island_of(islands, r))] for r in refs], refs)
-        members[b.index] = Member(None, False, low, readers)
+            sensed = [by_island[id(_island_of(islands, r))] for r in refs]
+            readers[port] = _reader(b.type.domain, kind, sensed, refs)
+            rates[port] = _reader(b.type.domain, _RATE_OF[kind], sensed, refs)
+            sensed_parts.update((id(p), p) for p in sensed)
+        # an acceleration read on a driven flange is the rate of the signal driving it
+        driving = tuple(sorted({slot for part in sensed_parts.values() for k, slot in part.feeds
+                                if k in part.island.rate_inputs}))
+        members[b.index] = Member(None, False, low, readers, rates, driving)
     return members
 
 
@@ -459,8 +471,7 @@ def _couple_emf(b, name, circuit_part, shaft_part, ctx):
 def _reader(domain: str, kind: str, parts: list, refs: list):
     """A zero-argument reader of a sensor output: absolute, or the first pin minus the
     second (each read from its own island)."""
-    names = _PROBE_KIND[domain]
-    absolute = names["pos" if kind in ("pos", "pos_rel") else "vel"]
+    absolute = _PROBE_KIND[domain][_ABSOLUTE[kind]]
     probes = [(part, part.island.probe(absolute, ref)) for part, ref in zip(parts, refs)]
     ctx = parts[0].ctx
 

@@ -351,9 +351,13 @@ class Network:
         ``s0 + integral of the input`` is a state.  Input slot ``name.v`` / ``name.w``.
         Probe ``reaction`` = the force the source applies to the flange; it needs the
         input's time derivative when a body is rigidly attached to the flange or a locked
-        MSL friction element acts on it: taken by finite differences of a callable
-        ``signal``, else from ``island.input_rates[slot]`` (the engine keeps it equal to the
-        driving signal's time derivative, see ``engine.continuous``)."""
+        MSL friction element acts on it: a callable ``signal`` gives it as ``signal.rate(t)``
+        (a time function of ``elements``), else it is ``island.input_rates[slot]`` (the engine
+        keeps it equal to the driving signal's exact derivative, see ``engine.rates``)."""
+        if callable(signal) and not callable(getattr(signal, "rate", None)):
+            raise DiagramError("bad_param", f"{name}: a speed signal given as a function needs its time "
+                               "derivative too (signal.rate(t), as the time functions of physical.elements have)",
+                               block=name)
         return self._add(name, "prescribed", ("flange",),
                          dict(mode="speed", s0=_num(name, s0, "s0"), v=0.0, v0=0.0), signal, breakpoints)
 
@@ -1259,27 +1263,8 @@ class Island:
                 out[j] = u[d.u]
             elif d.mode == "speed":
                 sig = self._signals[d.u]
-                out[j] = self._signal_rate(sig, t) if callable(sig) else float(self.input_rates[d.u])
+                out[j] = sig.rate(t) if callable(sig) else float(self.input_rates[d.u])
         return out
-
-    def _signal_rate(self, sig, t):
-        """Time derivative of a callable signal by finite differences that never straddle
-        a declared breakpoint."""
-        h = 1e-6 * max(1.0, abs(t))
-        bp = self._breakpoints
-        nxt, prv = math.inf, -math.inf
-        if bp.size:
-            k = int(np.searchsorted(bp, t, side="right"))
-            if k < bp.size:
-                nxt = float(bp[k])
-            if k > 0:
-                prv = float(bp[k - 1])
-        if t + h < nxt and t - h >= prv:
-            return (float(sig(t + h)) - float(sig(t - h))) / (2.0 * h)
-        if t + h < nxt or t - h < prv:
-            h = min(h, 0.5 * (nxt - t)) if nxt < math.inf else h
-            return (float(sig(t + h)) - float(sig(t))) / h
-        return (float(sig(t)) - float(sig(t - h))) / h
 
     def _kin(self, t, x, u, need_vel=True):
         """Positions ``Y`` and velocities ``Yd`` of every coordinate (massless P-node
