@@ -96,7 +96,7 @@ def constant(io):
 
     def output():
         S[o] = value
-    return Phases(output=output, rate=_zero_rate(o, value * 0.0))
+    return Phases(output=output, rate=_zero_rate(o, np.zeros_like(value) if isinstance(value, np.ndarray) else 0.0))
 
 
 @block("enumeratedConstant", widths=_scalar_out, feedthrough=False, pure=True)

@@ -20,7 +20,7 @@ import numpy as np
 from ..blocks import REGISTRY
 from ..errors import SimulationError
 from .hybrid import FIXED_STEP, StiffnessWatch, integrate_hybrid, make_grid
-from .rates import SignalRates
+from .rates import attach_rates
 
 # nflow's fixed-step loop integrates physical islands with classical RK4 between grid
 # points (events still located inside a step); ode1/ode4/ode45/dae are the named solvers.
@@ -60,10 +60,8 @@ class PlanSystem:
             # algebraic states (constraint blocks): each evaluation solves them first. Only
             # such diagrams get the wrapper; the others keep the plain evaluate below.
             self.evaluate = self.algebraic_solve.evaluate
-        rated = [(part, k) for part in self.parts for k in getattr(part, "rate_inputs", ())]
-        if rated:
-            # speed sources driven by signals: their inputs' time derivatives, too
-            self.evaluate = _RatedEvaluate(self.evaluate, SignalRates(plan, rated))
+        # islands that need their driving signals' time derivatives compute them as they read them
+        attach_rates(plan, self.parts)
         # solver-stage evaluations run only what can reach a continuous part (see _cone)
         self.skipped = _skippable(plan)
         self.stage_output, self.stage_algebraic = _stage_lists(plan, self.skipped)
@@ -151,18 +149,6 @@ class PlanSystem:
     def next_time_event(self, t):
         times = [f(t) for f in self.time_events] + [part.next_time_event(t) for part in self.parts]
         return min(times, default=math.inf)
-
-
-class _RatedEvaluate:
-    """``evaluate`` that also sets the exact time derivatives of the signals driving speed
-    sources (``engine.rates``)."""
-
-    def __init__(self, evaluate, rates: SignalRates):
-        self.plain, self.rates = evaluate, rates
-
-    def __call__(self, t, x, committed=False):
-        self.plain(t, x, committed)
-        self.rates()
 
 
 def run_continuous(plan, progress=None) -> int:

@@ -16,7 +16,7 @@ from ..errors import DiagramError, SimulationError
 from . import acausal as acausal_network
 from . import electrical, thermal  # noqa: F401  (importing them registers their element classes)
 from . import planar
-from .acausal import DOMAINS, ELEMENTS
+from .acausal import DOMAINS, ELEMENTS, join_pins
 from .electrical import EMF_ELEMENT
 from .network import Network
 
@@ -223,6 +223,7 @@ class IslandPart:
         self.x = self.x0.copy()
         self.feeds = []             # (island input index, signal slot)
         self.couplings = []         # (island input index, reader of another island)
+        self.refresh_rates = None   # fills island.input_rates (engine.rates), when the island needs them
 
     def feed(self, element: str, slot):
         if slot is not None:
@@ -236,8 +237,8 @@ class IslandPart:
 
     @property
     def rate_inputs(self) -> list:
-        """Island inputs of the speed sources driven by a signal: the island needs that
-        signal's time derivative (acceleration of the driven flange)."""
+        """Island inputs whose signal's time derivative the island needs (a speed source's
+        flange acceleration, a signal source's current into a capacitor)."""
         return [k for k, _ in self.feeds if k in self.island.rate_inputs]
 
     def fill(self):
@@ -247,6 +248,8 @@ class IslandPart:
             u[k] = value if isinstance(value, float) else float(np.ravel(value)[0])
         for k, read in self.couplings:
             u[k] = read()
+        if self.refresh_rates is not None:
+            self.refresh_rates()
 
     def derivative(self, t, x):
         self.fill()
@@ -528,21 +531,12 @@ def _island_of(islands, ref: str):
 
 def _join(diagram, lowered) -> dict:
     """(block index, pin) -> a network pin in the same node (None when only sensors meet)."""
-    parent = {}
-
-    def find(k):
-        while parent.setdefault(k, k) != k:
-            parent[k] = parent[parent[k]]
-            k = parent[k]
-        return k
-
-    for link in diagram.links:
-        ra, rb = find((link.a, link.a_pin)), find((link.b, link.b_pin))
-        if ra != rb:
-            parent[rb] = ra
-    ref_of_root = {}
+    links = [((link.a, link.a_pin), (link.b, link.b_pin)) for link in diagram.links]
+    pins = {(i, pin) for i, low in lowered.items() for pin in low.pins} | {p for link in links for p in link}
+    node_of = join_pins(sorted(pins), links)
+    ref_of_node = {}
     for i, low in lowered.items():
         for pin, ref in low.pins.items():
             if ref is not None:
-                ref_of_root.setdefault(find((i, pin)), ref)
-    return {(i, pin): ref_of_root.get(find((i, pin))) for i, low in lowered.items() for pin in low.pins}
+                ref_of_node.setdefault(node_of[(i, pin)], ref)
+    return {(i, pin): ref_of_node.get(node_of[(i, pin)]) for i, low in lowered.items() for pin in low.pins}

@@ -1858,7 +1858,7 @@ class Island:
         one sample)."""
         x = np.asarray(x, dtype=float)
         u = self._u(t, x)
-        key = (t, x.tobytes(), u.tobytes(), self._epoch)
+        key = (t, x.tobytes(), u.tobytes(), self.input_rates.tobytes(), self._epoch)
         if key != self._cache_key:
             base = self._base(t, x, u)
             self._cache_val = (u.copy(), np.array(base[2], dtype=float), np.array(base[3], dtype=float),
