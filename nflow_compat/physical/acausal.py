@@ -47,12 +47,12 @@ from typing import Callable, ClassVar
 
 import numpy as np
 import scipy.linalg
-from scipy.cluster.hierarchy import DisjointSet
 from scipy.sparse import coo_matrix
-from scipy.sparse.csgraph import breadth_first_order, connected_components, maximum_bipartite_matching
+from scipy.sparse.csgraph import breadth_first_order, maximum_bipartite_matching
 
 from ..errors import DiagramError, SimulationError
-from .network import PhysicalEvent
+from .events import PhysicalEvent
+from .nodes import connected_elements, join_pins
 
 
 @dataclass(frozen=True)
@@ -349,33 +349,6 @@ class Network:
         element_pins = {name: [f"{name}.{pin}" for pin in el.pins] for name, el in self.elements.items()}
         return [_compile([self.elements[m] for m in members], node_of, self.pin_domains)
                 for members in connected_elements(element_pins, node_of)]
-
-
-def join_pins(pins, connections) -> dict:
-    """``pin -> node``: pins joined by connections form a node, named by its smallest pin."""
-    sets = DisjointSet(pins)
-    for a, b in connections:
-        sets.merge(a, b)
-    return {pin: min(subset) for subset in sets.subsets() for pin in subset}
-
-
-def connected_elements(element_pins: dict, node_of: dict) -> list:
-    """The islands: groups of elements joined through shared nodes
-    (``csgraph.connected_components`` of the element/node graph), each group's names sorted,
-    the groups in the order of their first name."""
-    names = sorted(element_pins)
-    roots = sorted({node_of[p] for pins in element_pins.values() for p in pins})
-    root_pos = {r: k for k, r in enumerate(roots)}
-    rows, cols = [], []
-    for e, name in enumerate(names):
-        for pin in element_pins[name]:
-            rows.append(e)
-            cols.append(len(names) + root_pos[node_of[pin]])
-    size = len(names) + len(roots)
-    graph = coo_matrix((np.ones(len(rows)), (rows, cols)), shape=(size, size))
-    count, labels = connected_components(graph, directed=False)
-    groups = [[name for e, name in enumerate(names) if labels[e] == k] for k in range(count)]
-    return [members for members in groups if members]
 
 
 def _node_label(members: list) -> str:

@@ -16,7 +16,8 @@ from ..errors import DiagramError, SimulationError
 from . import acausal as acausal_network
 from . import electrical, thermal  # noqa: F401  (importing them registers their element classes)
 from . import planar
-from .acausal import DOMAINS, ELEMENTS, join_pins
+from .acausal import DOMAINS, ELEMENTS
+from .nodes import join_pins
 from .electrical import EMF_ELEMENT
 from .network import Network
 

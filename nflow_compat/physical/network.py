@@ -58,7 +58,6 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections import namedtuple
 from typing import Callable
 
 import numpy as np
@@ -67,9 +66,9 @@ from ..errors import DiagramError, SimulationError
 from . import elements as elm
 from . import friction as fr
 from .elements import num as _num
+from .events import PhysicalEvent
 from .friction import FREE, MODE_NAMES, UNKNOWN, FrictionState, StribeckStopLaw, TableFrictionLaw
-
-PhysicalEvent = namedtuple("PhysicalEvent", "t element kind from_ to")
+from .nodes import connected_elements, join_pins
 
 _DOMAINS = {
     "translational": {"pos": "s", "vel": "v", "acc": "a", "force": "f", "mass": "m"},
@@ -454,55 +453,22 @@ class Network:
     # -- compile -----------------------------------------------------------------------
     def build(self) -> list["Island"]:
         """Split into islands (connected components) and compile each."""
-        parent: dict[str, str] = {}
-
-        def find(p):
-            while parent[p] != p:
-                parent[p] = parent[parent[p]]
-                p = parent[p]
-            return p
-
-        def union(a, b):
-            ra, rb = find(a), find(b)
-            if ra != rb:
-                parent[rb] = ra
-
-        for el in self.elements.values():
-            for pin in el.pins:
-                parent[f"{el.name}.{pin}"] = f"{el.name}.{pin}"
-        for a, b in self.connections:
-            union(a, b)
-        for el in self.elements.values():
-            if el.kind == "brake":               # flange_a and flange_b are one point
-                union(f"{el.name}.flange_a", f"{el.name}.flange_b")
-        # components: elements linked through shared nodes
-        cparent: dict[str, str] = {name: name for name in self.elements}
-
-        def cfind(n):
-            while cparent[n] != n:
-                cparent[n] = cparent[cparent[n]]
-                n = cparent[n]
-            return n
-
-        node_owner: dict[str, str] = {}
-        for el in self.elements.values():
-            for pin in el.pins:
-                node = find(f"{el.name}.{pin}")
-                if node in node_owner:
-                    ra, rb = cfind(node_owner[node]), cfind(el.name)
-                    if ra != rb:
-                        cparent[rb] = ra
-                else:
-                    node_owner[node] = el.name
-        groups: dict[str, list[_Elem]] = {}
-        for el in self.elements.values():
-            groups.setdefault(cfind(el.name), []).append(el)
+        pins = [f"{el.name}.{pin}" for el in self.elements.values() for pin in el.pins]
+        # a brake's flange_a and flange_b are one point
+        ties = [(f"{el.name}.flange_a", f"{el.name}.flange_b") for el in self.elements.values() if el.kind == "brake"]
+        node_of = join_pins(pins, self.connections + ties)
+        element_pins = {name: [f"{name}.{pin}" for pin in el.pins] for name, el in self.elements.items()}
+        # islands and their elements in the order the elements were added (the state layout)
+        order = {name: k for k, name in enumerate(self.elements)}
+        groups = sorted((sorted(members, key=order.get) for members in connected_elements(element_pins, node_of)),
+                        key=lambda members: order[members[0]])
         islands = []
-        for idx, els in enumerate(groups.values()):
+        for idx, names in enumerate(groups):
             # parameters near the floating-point range can overflow the element stamps:
             # no numpy warning, the island refuses non-finite matrices (below)
             with np.errstate(over="ignore", invalid="ignore"):
-                islands.append(_compile_island(self.domain, els, find, f"island{idx}", self.starts))
+                islands.append(_compile_island(self.domain, [self.elements[n] for n in names], node_of.__getitem__,
+                                               f"island{idx}", self.starts))
         return islands
 
 
