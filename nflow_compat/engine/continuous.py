@@ -17,6 +17,7 @@ import math
 
 import numpy as np
 
+from .. import roots
 from ..blocks import REGISTRY
 from ..errors import SimulationError
 from .hybrid import FIXED_STEP, StiffnessWatch, integrate_hybrid, make_grid
@@ -471,91 +472,14 @@ class AlgebraicSolve:
             return self._settle(z)
         self._fail(z0)
 
-    def _jacobian(self, z, f, rel: float = 1.4901161193847656e-08):
-        """Forward differences with steps ``rel * max(1, |z_j|)`` (sqrt(eps) by default); a
-        column that is not finite there (g undefined past a domain edge) is taken backward."""
-        J = np.empty((self.m, self.m))
-        for j in range(self.m):
-            h = rel * max(1.0, abs(z[j]))
-            for sign in (1.0, -1.0):
-                zp = z.copy()
-                zp[j] += sign * h
-                col = (self.residual(zp) - f) / (zp[j] - z[j])
-                if np.isfinite(col).all():
-                    break
-            J[:, j] = col
-        return J
-
-    @staticmethod
-    def _correction(J, f):
-        """The Newton correction J^-1 f, or None when J is singular or not finite."""
-        if not np.isfinite(J).all():
-            return None
-        if J.shape[0] == 1:
-            d = J[0, 0]
-            dz = f / d if d != 0.0 else None
-        else:
-            try:
-                if np.linalg.cond(J) > 1e14:
-                    return None
-                dz = np.linalg.solve(J, f)
-            except np.linalg.LinAlgError:
-                return None
-        return dz if dz is not None and np.isfinite(dz).all() else None
-
     def _newton(self, z, f):
-        J, fresh = self.jac, False
-        if J is None:
-            J, fresh = self._jacobian(z, f), True
-        best, best_size = None, math.inf
-        for _ in range(self.MAX_NEWTON):
-            dz = self._correction(J, f)
-            if dz is None:
-                if fresh:
-                    break
-                J, fresh = self._jacobian(z, f), True
-                continue
-            size = float(np.abs(dz).max()) / (1.0 + float(np.abs(z).max()))
-            if size < best_size:
-                best, best_size = z, size
-            if size <= self.TIGHT:
-                if fresh:
-                    self.jac = J
-                    return z
-                # confirmed with a Jacobian differenced at z itself: a secant or an old
-                # Jacobian can badly misjudge a strongly curved g (a pole nearby)
-                J, fresh = self._jacobian(z, f), True
-                continue
-            norm = float(np.abs(f).max())
-            lam, zn = 1.0, None
-            for _ in range(self.MAX_HALVINGS):
-                trial = z - lam * dz
-                if not np.isfinite(trial).all():
-                    lam *= 0.5
-                    continue
-                fn = self.residual(trial)
-                if np.isfinite(fn).all() and float(np.abs(fn).max()) < norm:
-                    zn = trial
-                    break
-                lam *= 0.5
-            if zn is None:            # no descent along the step
-                if fresh:
-                    break             # at the noise floor, or no root nearby
-                J, fresh = self._jacobian(z, f), True
-                continue
-            contracted = float(np.abs(fn).max()) <= 0.5 * norm
-            s, y = zn - z, fn - f
-            z, f = zn, fn
-            if not f.any():
-                self.jac = J
-                return z
-            if contracted:            # Broyden's rank-one update (the secant method for one z)
-                J = J + np.outer(y - J @ s, s) / float(s @ s)
-                fresh = False
-            else:                     # slow: the Jacobian is out of date
-                J, fresh = self._jacobian(z, f), True
-        if best is not None and best_size <= self.LOOSE and self._accept(best):
-            return best
+        result = roots.newton(self.residual, z, tol=self.TIGHT, max_iterations=self.MAX_NEWTON,
+                              halvings=self.MAX_HALVINGS, broyden=True, start_jacobian=self.jac, f0=f)
+        if result.converged:
+            self.jac = result.jacobian
+            return result.z
+        if result.best_size <= self.LOOSE and self._accept(result.best):
+            return result.best
         return None
 
     def _accept(self, z) -> bool:
@@ -570,8 +494,8 @@ class AlgebraicSolve:
             return True
         # A difference step well above the accepted correction: across a jump of g that
         # passes over 0 without a root, g/J is then about half that step, so it is refused.
-        J = self._jacobian(z, f, self.ACCEPT_STEP)
-        dz = self._correction(J, f)
+        J = roots.difference_jacobian(self.residual, z, f, self.ACCEPT_STEP)
+        dz = roots.correction(J, f)
         if dz is None or float(np.abs(dz).max()) > self.LOOSE * (1.0 + float(np.abs(z).max())):
             return False
         self.jac = J

@@ -50,6 +50,7 @@ import scipy.linalg
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import breadth_first_order, maximum_bipartite_matching
 
+from .. import roots
 from ..errors import DiagramError, SimulationError
 from .events import PhysicalEvent
 from .nodes import connected_elements, join_pins
@@ -645,35 +646,21 @@ class DaeIsland:
         U2t, V1, V2 = self._U2t, self._V1, self._V2
         base = V1 @ w1
         w2 = self._w2_guess.copy()
-        for _ in range(NEWTON_MAX):
+
+        def residual(w2):
             z = base + V2 @ w2
-            nl, jac = self._nl(z, u, t, True)
-            res = U2t @ (A @ z + c + nl)
-            if w2.size == 0:
-                break
-            J = U2t @ (A + jac) @ V2
-            try:
-                step = scipy.linalg.lu_solve(scipy.linalg.lu_factor(J, check_finite=True), res)
-            except (ValueError, np.linalg.LinAlgError):
-                step = np.linalg.lstsq(J, res, rcond=None)[0]
-            if not np.all(np.isfinite(step)):
-                break
-            # damping: halve the step while the residual grows (exponential laws)
-            norm0 = float(np.linalg.norm(res))
-            lam = 1.0
-            for _ in range(30):
-                trial = w2 - lam * step
-                zt = base + V2 @ trial
-                rt = U2t @ (A @ zt + c + self._nl(zt, u, t, False)[0])
-                if np.all(np.isfinite(rt)) and np.linalg.norm(rt) <= (1 - 1e-4 * lam) * norm0 + 1e-300:
-                    break
-                lam *= 0.5
-            w2 = trial
-            if lam * float(np.max(np.abs(step))) <= NEWTON_TOL * (1.0 + float(np.max(np.abs(w2)))):
-                break
-        else:
-            raise SimulationError("circuit_unsolvable", f"{self.label}: Newton's method did not converge at "
-                                  f"t = {t:.9g} (the non-linear network has no solution near the last one)")
+            return U2t @ (A @ z + c + self._nl(z, u, t, False)[0])
+
+        def jacobian(w2):
+            return U2t @ (A + self._nl(base + V2 @ w2, u, t, True)[1]) @ V2
+
+        if w2.size:
+            result = roots.newton(residual, w2, jacobian=jacobian, tol=NEWTON_TOL, max_iterations=NEWTON_MAX,
+                                  halvings=30)
+            if not result.converged:
+                raise SimulationError("circuit_unsolvable", f"{self.label}: Newton's method did not converge at "
+                                      f"t = {t:.9g} (the non-linear network has no solution near the last one)")
+            w2 = result.z
         z = base + V2 @ w2
         nl, _ = self._nl(z, u, t, False)
         res = U2t @ (A @ z + c + nl)

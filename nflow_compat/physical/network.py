@@ -62,6 +62,7 @@ from typing import Callable
 
 import numpy as np
 
+from .. import roots
 from ..errors import DiagramError, SimulationError
 from . import elements as elm
 from . import friction as fr
@@ -1123,63 +1124,29 @@ class Island:
         return -np.linalg.inv(Mat)
 
     def _newton(self, res, z0, names, what, t):
-        """Solve ``res(z) = 0`` (small, possibly non-smooth) by damped Newton iterations
-        with a finite-difference Jacobian.  A singular Jacobian at the start point (a
-        piecewise law in its flat part) retries from a few other start points."""
+        """Solve ``res(z) = 0`` (small, possibly non-smooth: ``roots.newton`` with a
+        difference Jacobian). A singular Jacobian at the start point (a piecewise law in
+        its flat part) retries from a few other start points."""
         z0 = np.asarray(z0, dtype=float)
         scale = 1.0 + np.abs(z0)
         starts = [z0, np.zeros_like(z0), z0 + 1e-3 * scale, z0 - 1e-3 * scale, z0 + scale, z0 - scale]
-        singular = None
+        label = ", ".join(_node_label(p) for p in names)
+        block = names[0][0].split(".")[0] if names and names[0] else None
         for z_start in starts:
-            try:
-                return self._newton_from(res, z_start, names, what, t)
-            except SimulationError as err:
-                if err.code != "singular_island":
-                    raise
-                singular = singular or err
-        raise singular
-
-    def _newton_from(self, res, z0, names, what, t):
-        z = np.array(z0, dtype=float)
-        R = res(z)
-        m = len(z)
-        for _ in range(NEWTON_MAX):
-            nr = float(np.max(np.abs(R))) if m else 0.0
-            if nr == 0.0:
-                return z
-            J = np.empty((m, m))
-            for j in range(m):
-                h = 1e-7 * max(1.0, abs(z[j]))
-                zj = z.copy()
-                zj[j] += h
-                J[:, j] = (res(zj) - R) / h
-            U, s, Vt = np.linalg.svd(J)
-            if not s[0] > 0 or s[-1] <= 1e-13 * s[0]:
-                raise SimulationError(
-                    "singular_island",
-                    f"{self.label}: at t={t:.17g} the {what} of the massless node(s) "
-                    f"{', '.join(_node_label(p) for p in names)} is not determined by the elements "
-                    "attached in their present state (e.g. an open gap or a free play leaves a "
-                    "force unbalanced): the equations are singular",
-                    block=names[0][0].split(".")[0] if names and names[0] else None)
-            dz = -(Vt.T @ ((U.T @ R) / s))
-            lam = 1.0
-            while True:
-                zn = z + lam * dz
-                Rn = res(zn)
-                if float(np.max(np.abs(Rn))) < nr or lam < 1e-6:
-                    break
-                lam *= 0.5
-            step = float(np.max(np.abs(lam * dz)))
-            z, R = zn, Rn
-            if step <= 1e-13 * (1.0 + float(np.max(np.abs(z)))):
-                return z
-        if float(np.max(np.abs(R))) <= 1e-9 * (1.0 + float(np.max(np.abs(z)))):
-            return z
-        raise SimulationError("massless_solve_failed",
-                              f"{self.label}: at t={t:.17g} no {what} balances the forces on the "
-                              f"massless node(s) {', '.join(_node_label(p) for p in names)}",
-                              block=names[0][0].split(".")[0] if names and names[0] else None)
+            result = roots.newton(res, z_start, tol=1e-13, max_iterations=NEWTON_MAX, halvings=20)
+            if result.converged:
+                return result.z
+            if not result.singular:
+                z, R = result.z, result.f
+                if float(np.max(np.abs(R))) <= 1e-9 * (1.0 + float(np.max(np.abs(z)))):
+                    return z
+                raise SimulationError("massless_solve_failed",
+                                      f"{self.label}: at t={t:.17g} no {what} balances the forces on the "
+                                      f"massless node(s) {label}", block=block)
+        raise SimulationError("singular_island",
+                              f"{self.label}: at t={t:.17g} the {what} of the massless node(s) {label} is not "
+                              "determined by the elements attached in their present state (e.g. an open gap or a "
+                              "free play leaves a force unbalanced): the equations are singular", block=block)
 
     def _time_vec(self, t):
         T = np.zeros(self.nY)
