@@ -17,9 +17,9 @@ from . import acausal as acausal_network
 from . import electrical, thermal  # noqa: F401  (importing them registers their element classes)
 from . import planar
 from .acausal import DOMAINS, ELEMENTS
-from .nodes import join_pins
 from .electrical import EMF_ELEMENT
 from .network import Network
+from .nodes import join_pins
 
 
 @dataclass
