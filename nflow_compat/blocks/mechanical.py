@@ -33,6 +33,12 @@ def _build(io):
             # skip this closure where nothing but recorders reads it, and compute the
             # recorded values in bulk (engine.continuous)
             output.linear = linear
+        rates = [(io.outs[port], read) for port, read in member.rates.items() if port < len(io.outs)]
+        if rates:
+            def rate(R):
+                for o, read in rates:
+                    R[o] = read()
+            phases.rate, phases.rate_reads = rate, member.rate_reads
         reads = tuple(sorted({slot for _, read in readers for slot in getattr(read, "reads", ())}))
         if reads:
             # a value computed from what drives the island right now: after its writers

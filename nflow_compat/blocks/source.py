@@ -24,6 +24,13 @@ def _scalar_out(block, in_widths):
     return [1] * block.outputs
 
 
+def _zero_rate(o: int, zero):
+    """The rate of a piecewise-constant output (its jumps are time events)."""
+    def rate(R):
+        R[o] = zero
+    return rate
+
+
 def _fixed_scale(scale: float):
     """``Phases.time_scale`` of an output whose shortest rise-and-fall is ``scale`` at all
     times (inf: none)."""
@@ -89,7 +96,7 @@ def constant(io):
 
     def output():
         S[o] = value
-    return Phases(output=output)
+    return Phases(output=output, rate=_zero_rate(o, np.zeros_like(value) if isinstance(value, np.ndarray) else 0.0))
 
 
 @block("enumeratedConstant", widths=_scalar_out, feedthrough=False, pure=True)
@@ -116,7 +123,8 @@ def step(io):
 
     def next_time_event(t):
         return t0 if t < t0 else math.inf
-    return Phases(output=output, next_time_event=next_time_event)
+    # the jump is a time event: the solver never differentiates across it
+    return Phases(output=output, next_time_event=next_time_event, rate=_zero_rate(o, 0.0))
 
 
 @block("sine", widths=_scalar_out, feedthrough=False, pure=True)
@@ -129,7 +137,10 @@ def sine(io):
 
     def output():
         S[o] = a * sin(w * ctx.t + ph)
-    return Phases(output=output, time_scale=_fixed_scale(_half_period(p["Frequency"])))
+
+    def rate(R):
+        R[o] = a * w * math.cos(w * ctx.t + ph)
+    return Phases(output=output, time_scale=_fixed_scale(_half_period(p["Frequency"])), rate=rate)
 
 
 @block("clock", widths=_scalar_out, feedthrough=False, pure=True)
@@ -139,7 +150,10 @@ def clock(io):
 
     def output():
         S[o] = ctx.t
-    return Phases(output=output)
+
+    def rate(R):
+        R[o] = 1.0
+    return Phases(output=output, rate=rate)
 
 
 @block("ramp", widths=_scalar_out, feedthrough=False, pure=True)
@@ -151,7 +165,10 @@ def ramp(io):
     def output():
         t = ctx.t
         S[o] = slope * (t - start) if t >= start else 0.0
-    return Phases(output=output)
+
+    def rate(R):   # right-sided at the corner, where the solver restarts (a time event)
+        R[o] = slope if ctx.t >= start else 0.0
+    return Phases(output=output, rate=rate)
 
 
 @block("pulse", widths=_scalar_out, feedthrough=False)
