@@ -194,7 +194,7 @@ def parse(raw, limits: Limits | None = None) -> Diagram:
     single = isinstance(raw.get("blocks"), dict)
     paths = ["/blocks" if single else pointer("blocks", i) for i in range(len(raw_blocks))]
     raw_conns, conn_paths, structure, warnings = None, None, None, []
-    if any(isinstance(rb, dict) and rb.get("type") == "subsystem" for rb in raw_blocks):
+    if any(rb["type"] == "subsystem" for rb in raw_blocks):
         # nested diagrams become blocks of this one (qualified ids)
         raw_blocks, paths, raw_conns, conn_paths, structure = flatten(raw, raw_blocks, paths, variables, types,
                                                                       limits, warnings)
