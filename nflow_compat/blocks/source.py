@@ -607,51 +607,31 @@ def noise(io):
 # ----------------------------------------------------------------------------- goto / from
 
 def _label_width(block, in_widths):
-    """The width of the signal entering the matching labelSink (the plan hands it over as
-    this block's only input width); 1 when there is none."""
-    return [(in_widths[0] if in_widths and in_widths[0] else 1)] * block.outputs
+    """The width of the signal on the route (the labelSource's last input, wired by the
+    parser from what enters the labelSink with its GotoTag); 1 when there is none."""
+    return [(in_widths[-1] if in_widths and in_widths[-1] else 1)] * block.outputs
 
 
-@block("labelSource", widths=_label_width, feedthrough=False, complex=(False, -1))
+@block("labelSource", widths=_label_width, feedthrough=False, complex=(True, -1))
 def label_source(io):
-    """Outputs the signal entering the labelSink with the same GotoTag. Like nflow it
-    copies that signal in OUTPUT (declaration order, before the algebraic wave), so it
-    sees this step's value when the signal comes from an OUTPUT block (a source, a delay,
-    an integrator) declared before this labelSource, and the previous step's value (0 at
-    the first sample) when it is computed in the algebraic wave or declared later. It
-    never creates an ordering dependency, so goto/from pairs cannot form algebraic loops.
-    No sink with the tag, an empty tag or an unconnected sink: zeros, with a warning.
-    ``isExternalPort`` true (a subsystem port): the block does nothing. The output has the
-    width of the sink's input (any width, buses and matrices included)."""
-    if not io.outs:
+    """Outputs the signal entering the labelSink with the same GotoTag, which the parser
+    wires to this block's last input (``flatten.route_labels``). Like nflow it copies that
+    signal in OUTPUT (declaration order, before the algebraic wave), so it sees this
+    step's value when the signal comes from an OUTPUT block (a source, a delay, an
+    integrator) declared before this labelSource, and the previous step's value (0 at the
+    first sample) when it is computed in the algebraic wave or declared later. The route
+    feeds nothing through, so goto/from pairs cannot form algebraic loops. No sink with
+    the tag, an empty tag or an unconnected sink: an unconnected route, zeros (the parser
+    warns). ``isExternalPort`` true (a subsystem port): the block does nothing. The output
+    has the width of the sink's input (any width, buses and matrices included)."""
+    if not io.outs or io.params.get("isExternalPort"):
         return Phases()
-    from .sink import label_routes
-    routes = label_routes(io)
-    tag = io.params["GotoTag"]
-    S, o, ctx = io.S, io.outs[0], io.ctx
-    if io.params.get("isExternalPort"):
-        return Phases(init=lambda: routes)   # keeps the routes alive; writes nothing
+    S, o, route = io.S, io.outs[0], io.ins[-1]
     zero = 0.0 if io.width == 1 else np.zeros(io.width)
-    source = None   # the sink's input slot, resolved at INIT (every block is built by then)
-    note = None
-
-    def init():
-        nonlocal source, note
-        sink = routes.sinks.get(tag) if tag else None
-        source, note = None, None
-        if sink is None:
-            note = (f"labelSource {io.id!r}: no labelSink has GotoTag {tag!r}; it outputs 0" if tag else
-                    f"labelSource {io.id!r}: empty GotoTag; it outputs 0")
-        elif sink[1] is None:
-            note = f"labelSource {io.id!r}: labelSink {sink[0]!r} (GotoTag {tag!r}) has no input; it outputs 0"
-        else:
-            source = sink[1]
-        if note:
-            ctx.warnings.append(note)
 
     def output():
-        S[o] = zero if source is None else S[source]
-    return Phases(init=init, output=output)
+        S[o] = zero if route is None else S[route]
+    return Phases(output=output)
 
 
 # ----------------------------------------------------------------------------- fileSource
