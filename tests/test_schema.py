@@ -22,7 +22,7 @@ from nflow_compat import schema, shape
 from nflow_compat.cli import main
 from nflow_compat.normalize import normalize_param
 from nflow_compat.errors import DiagramError, SimulationError
-from nflow_compat.expr import evaluate
+from nflow_compat.expr import MAX_LENGTH, evaluate
 from nflow_compat.manifests import BlockType, ParamSpec, block_types
 from tests.goldens import fixture_paths, load
 from tests.util import blk, diagram, record, wire
@@ -624,3 +624,19 @@ def test_long_chains_of_one_element_arrays_are_cut_exactly():
 
     agree()
     assert validate_error(with_params(1, Gain=functools.reduce(lambda x, _: [x], range(400), 3))) is None
+
+
+@pytest.mark.parametrize("case", list(DIAGRAM_CASES) + [f"params: {c}" for c in PARAM_CASES] + ["base"])
+def test_the_compiled_validator_agrees_with_jsonschema(case):
+    """shape's fast validator (jsonschema_rs) says yes or no as jsonschema does, on the
+    valid base diagram and on every invalid case above: the skeleton, then the params."""
+    d = BASE if case == "base" else (PARAM_CASES[case[8:]][0] if case.startswith("params: ") else DIAGRAM_CASES[case])
+    skeleton, params = shape._compiled(MAX_LENGTH)
+    assert skeleton.fast.is_valid(d) == skeleton.explain.is_valid(d)
+    if skeleton.explain.is_valid(d):
+        for block in d["blocks"]:
+            checker = params.get(block.get("type"))
+            if checker is None:
+                continue
+            given = block.get("params", {})
+            assert checker.fast.is_valid(given) == checker.explain.is_valid(given), block

@@ -5,7 +5,7 @@ from __future__ import annotations
 import heapq
 
 import numpy as np
-from scipy.sparse import coo_matrix
+from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components
 
 from ..errors import SimulationError
@@ -66,9 +66,10 @@ def _strong_groups(nodes, succ) -> list:
     if not nodes:
         return []
     position = {node: k for k, node in enumerate(nodes)}
-    rows = [position[a] for a in nodes for _ in succ[a]]
-    cols = [position[b] for a in nodes for b in succ[a]]
-    graph = coo_matrix((np.ones(len(rows)), (rows, cols)), shape=(len(nodes), len(nodes)))
+    # the adjacency lists are the CSR rows already
+    indices = [position[b] for a in nodes for b in succ[a]]
+    indptr = np.cumsum([0] + [len(succ[a]) for a in nodes])
+    graph = csr_matrix((np.ones(len(indices)), indices, indptr), shape=(len(nodes), len(nodes)))
     count, labels = connected_components(graph, directed=True, connection="strong")
     groups = [[] for _ in range(count)]
     for node, label in zip(nodes, labels):
