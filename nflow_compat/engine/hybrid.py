@@ -17,7 +17,11 @@ and optionally
 * ``next_time_event(t) -> float`` - the first known discontinuity of an input strictly after
   ``t`` (a Step's start time, ...), ``inf`` if none;
 * ``relation_values(t, x) -> array`` - the committed value of each relation at a (re)start:
-  1.0 (true), 0.0 (false) or NaN (let the driver decide, see below).
+  1.0 (true), 0.0 (false) or NaN (let the driver decide, see below);
+* ``warm_started`` - True when an evaluation may leave behind a warm start (a Newton
+  iteration's last solution) that later results depend on to the last bit: the event
+  functions are then evaluated at every step end even when there are none, as the driver
+  always has, so results do not change with that shortcut.
 
 Restarting on a threshold: after a restart an event function may sit exactly at 0 (``v = 0``
 after a stop re-initialisation, ``s == smin`` at the stop).  It never fires *at* the restart
@@ -432,7 +436,7 @@ class _Watch:
             self.g_left[p] = gp[p]
             self.pending = np.zeros_like(p)
             self.any_pending = False
-        return np.nonzero((g1 > 0.0) != self.b0)[0]
+        return ((g1 > 0.0) != self.b0).nonzero()[0]     # the method: np.nonzero's wrapper costs more
 
     def advance(self, t1, g1):
         self.t_left[:] = t1
@@ -671,6 +675,9 @@ class _Run:
             solver = solver_cls(f, t, x, t_seg, **kwargs)
             self.stats["restarts"] += 1
             watch = _Watch(self.sys, g, t, x)
+            # no relations at the (re)start: none until an event, which ends the segment (a
+            # warm-started system is evaluated there all the same: see ``warm_started``)
+            watching = bool(watch.b0.size) or getattr(self.sys, "warm_started", False)
             t_prev = t
             while True:
                 msg = solver.step()
@@ -679,7 +686,6 @@ class _Run:
                                           f"{solver_cls.__name__} failed at t={solver.t:.17g}: {msg}")
                 self._count_step()
                 t_new, x_new = float(solver.t), solver.y
-                g_new = g(t_new, x_new)
                 dense = None
 
                 point = None
@@ -702,7 +708,7 @@ class _Run:
 
                 state_at.batch = batch
 
-                hit = self._scan(g, state_at, watch, t_prev, t_new, g_new)
+                hit = self._scan(g, state_at, watch, t_prev, t_new, g(t_new, x_new)) if watching else None
                 if hit is not None:
                     t_ev, x_ev, fired = self._find_event(g, state_at, watch, *hit)
                     x = self._commit_event(t_ev, x_ev, fired, state_at)
