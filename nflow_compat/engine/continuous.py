@@ -20,7 +20,8 @@ import numpy as np
 
 from ..blocks import REGISTRY
 from ..errors import SimulationError
-from .hybrid import FIXED_STEP, StiffnessWatch, integrate_hybrid, make_grid
+from .hybrid import StiffnessWatch, integrate_hybrid, make_grid
+from .solvers import FIXED_STEP
 
 # nflow's fixed-step loop integrates physical islands with classical RK4 between grid
 # points (events still located inside a step); ode1/ode4/ode45/dae are the named solvers.
