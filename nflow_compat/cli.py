@@ -18,7 +18,7 @@ from pathlib import Path
 
 import orjson
 
-from . import api, sweeps
+from . import api, shape, sweeps
 from .diagram import Limits
 from .errors import DiagramError, NFlowError, SimulationError, out_of_memory
 
@@ -239,11 +239,10 @@ def _sweep(args) -> int:
 
 
 def _schema(args) -> int:
-    from . import schema
     if args.type is None:
-        doc = schema.diagram_schema()
+        doc = shape.diagram_schema()
     else:
-        doc = schema.params_schema_for(args.type)
+        doc = shape.params_schema_for(args.type)
     _write(orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode())
     return EXIT_OK
 

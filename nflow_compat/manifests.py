@@ -22,8 +22,9 @@ LIBRARY_DIR = Path(__file__).parent / "libraries"
 
 # Param kinds. "number": one real; "numeric": a real or a vector of reals;
 # "vector": a list of reals; "matrix": a list of rows; "string"; "boolean";
-# "strings": a list of strings; "any": passed through (structured params).
-KINDS = ("number", "numeric", "vector", "matrix", "string", "boolean", "strings", "any")
+# "strings": a list of strings; "any": passed through (structured params); "diagram": a
+# nested diagram {blocks, connections} (a subsystem's body; the flattener reads it).
+KINDS = ("number", "numeric", "vector", "matrix", "string", "boolean", "strings", "any", "diagram")
 
 _NUMERIC_WORDS = {"inf", "+inf", "-inf", "nan", "Inf", "-Inf", "NaN"}
 

@@ -23,7 +23,8 @@ from .test_complex import const, run, z_source
 # nflow's table: builders make complex from real parts, extractors (and abs) take complex
 # and give real, these pass it on (complex out iff a complex input), convert / matmul take
 # the real part, recorders (and labelSink, which only names its input) take it; every
-# other type refuses it. A labelSource outputs what enters its labelSink: complex iff that is.
+# other type refuses it. A labelSource passes on what enters its labelSink (the parser wires
+# that signal to it as an input): complex iff that is.
 MAKERS = {"realImagToComplex", "magnitudeAngleToComplex"}
 TO_REAL = {"complexToRealImag", "complexToMagnitudeAngle", "abs", "convert", "matmul", "toWorkspace", "terminator",
            "labelSink"}
@@ -53,8 +54,7 @@ def test_support_table():
     registry = load_all()
     for t, h in registry.items():
         want = (ComplexSupport(False, 1) if t in MAKERS else ComplexSupport(True, 0) if t in TO_REAL
-                else ComplexSupport(True, -1) if t in PASS_ON else ComplexSupport(False, -1) if t == "labelSource"
-                else REAL_ONLY)
+                else ComplexSupport(True, -1) if t in PASS_ON or t == "labelSource" else REAL_ONLY)
         assert h.complex == want, t
     assert REAL_ONLY == ComplexSupport(False, 0)
 

@@ -37,6 +37,19 @@ def run(isl, dt, duration, method="ode45", probes=(), **kw):
     return res, {k: np.asarray(v) for k, v in rec.items()}
 
 
+class Affine(elm.TimeFunction):
+    """``a + b*t``, with its exact rate (a speed source's signal must have one)."""
+
+    def __init__(self, a, b):
+        self.a, self.b = a, b
+
+    def __call__(self, t):
+        return self.a + self.b * t
+
+    def rate(self, t):
+        return self.b
+
+
 def one(net):
     isl, = net.build()
     return isl
@@ -259,7 +272,7 @@ def test_speed_source_integrates_its_input_and_reaction_includes_inertia():
     ground: s = s0 + t^2/4, reaction = M*0.5 + d*0.5 t."""
     M, d = 2.0, 3.0
     net = Network("translational")
-    net.speed("src", signal=lambda t: 0.5 * t, s0=1.0)
+    net.speed("src", signal=Affine(0.0, 0.5), s0=1.0)
     net.mass("m", m=M)
     net.damper("d", d=d)
     net.fixed("g")
@@ -330,7 +343,7 @@ def test_msl_clutch_locked_to_an_accelerating_speed_source():
     w_ref exactly (the locked constraint uses the reference's derivative); the reaction is
     the clutch torque 2, then J*0.5 = 1."""
     net = Network("rotational")
-    net.speed("src", signal=lambda t: 2.0 + 0.5 * t)
+    net.speed("src", signal=Affine(2.0, 0.5))
     net.clutch("c", signal=1.0, fn_max=4.0)
     net.inertia("J", J=2.0)
     net.connect("src.flange", "c.a")

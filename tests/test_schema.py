@@ -8,6 +8,7 @@ import functools
 import json
 import re
 import string
+import time
 from pathlib import Path
 
 import orjson
@@ -17,11 +18,11 @@ from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
 import nflow_compat as nc
-from nflow_compat import schema
+from nflow_compat import schema, shape
 from nflow_compat.cli import main
-from nflow_compat.diagram import normalize_param
+from nflow_compat.normalize import normalize_param
 from nflow_compat.errors import DiagramError, SimulationError
-from nflow_compat.expr import evaluate
+from nflow_compat.expr import MAX_LENGTH, evaluate
 from nflow_compat.manifests import BlockType, ParamSpec, block_types
 from tests.goldens import fixture_paths, load
 from tests.util import blk, diagram, record, wire
@@ -77,15 +78,15 @@ def test_files_are_sorted_indented_and_end_with_a_newline(name):
 
 
 def test_every_schema_is_a_valid_draft_2020_12_schema():
-    Draft202012Validator.check_schema(schema.diagram_schema())
+    Draft202012Validator.check_schema(shape.diagram_schema())
     for name in block_types():
-        doc = schema.params_schema_for(name)
+        doc = shape.params_schema_for(name)
         assert doc["$schema"] == "https://json-schema.org/draft/2020-12/schema"
         Draft202012Validator.check_schema(doc)
 
 
 def test_every_manifest_constraint_is_expressible():
-    assert schema.unsupported_constraints() == []
+    assert shape.unsupported_constraints() == []
 
 
 def test_check_and_write_commands(tmp_path, capsys):
@@ -106,7 +107,7 @@ def test_check_and_write_commands(tmp_path, capsys):
 
 def test_unknown_type_is_a_diagram_error_with_a_suggestion():
     with pytest.raises(DiagramError) as err:
-        schema.params_schema_for("gian")
+        shape.params_schema_for("gian")
     assert err.value.code == "unknown_block_type" and "'gain'" in err.value.message
 
 
@@ -322,14 +323,14 @@ def test_aliases_are_typed_like_their_parameter():
                    input_names=("",), output_names=("",),
                    params={"Gain": ParamSpec("Gain", "number", 1, exclusive_minimum=0)},
                    aliases={"K": "Gain"}, help="")
-    doc = schema._params_schema(bt, schema._Defs())
+    doc = shape._params_schema(bt, shape._Defs())
     assert doc["properties"]["K"]["$ref"] == doc["properties"]["Gain"]["$ref"] == "#/$defs/number_gt_0"
 
 
 # ----------------------------------------------------------------------------- expression strings
 
 def test_expression_pattern_matches_the_tokenizer():
-    pattern = re.compile(schema.EXPRESSION_PATTERN)
+    pattern = re.compile(shape.EXPRESSION_PATTERN)
     for c in string.printable + "é٣\u00a0":
         text = f"1{c}1"
         try:
@@ -395,7 +396,7 @@ def _shape(value):
 
 @functools.lru_cache(maxsize=None)
 def _validator(index: int) -> Draft202012Validator:
-    doc = schema.value_schema(SPECS[index])
+    doc = shape.value_schema(SPECS[index])
     Draft202012Validator.check_schema(doc)
     return Draft202012Validator(doc)
 
@@ -430,7 +431,7 @@ def test_numeric_enum_violation_is_a_diagram_error():
 
 def test_numeric_enum_schema():
     spec = ParamSpec("p", "number", None, enum=(1, 2, 3))
-    v = Draft202012Validator(schema.value_schema(spec))
+    v = Draft202012Validator(shape.value_schema(spec))
     for value in (1, 2.0, [3], [[1]], True, "k", " 3 "):
         assert v.is_valid(value) and _normalizes(spec, value), value
     for value in (4, 0, 1.5, False, [4], [1, 2], None, {"a": 1}):
@@ -487,3 +488,155 @@ def test_time_fields_agree_with_validate(field, value):
         assume(value is not None)  # see test_null_sample_time_is_a_diagram_error
     d = dict(BASE, **{field: value})
     assert (not schema_errors(d)) == _valid_diagram(d), (field, value)
+
+
+# ----------------------------------------------------------------------------- the run-time check
+
+# The code and pointer validate gives for each DIAGRAM_CASES diagram (those parse gave before the
+# schema check ran first, where it checked the same thing).
+CASE_ERRORS = {
+    "negative sampleTime": ("bad_sampletime", "/sampleTime"), "zero duration": ("bad_duration", "/duration"),
+    "false duration": ("bad_duration", "/duration"), "missing duration": ("missing_field", "/duration"),
+    "unknown solver": ("unknown_solver", "/solver"), "two solvers": ("unknown_solver", "/solver"),
+    "solver in a nested cell": ("unknown_solver", "/solver"),
+    "connections as a non-empty object without to": ("bad_connection", "/connections/to"),
+    "named fromPin, unset toPin": ("bad_connection", "/connections/2/toPin"),
+    "blocks is a number": ("bad_type", "/blocks"), "block is not an object": ("bad_type", "/blocks/3"),
+    "unknown block type": ("unknown_block_type", "/blocks/3/type"), "missing block type": ("missing_type", "/blocks/3/type"),
+    "missing block id": ("missing_id", "/blocks/3/id"), "empty block id": ("missing_id", "/blocks/3/id"),
+    "boolean block id": ("missing_id", "/blocks/3/id"), "negative port count": ("bad_port_count", "/blocks/3/inputs"),
+    "fractional port count": ("bad_port_count", "/blocks/3/outputs"), "too many ports": ("bad_port_count", "/blocks/3/outputs"),
+    "params is a list": ("bad_type", "/blocks/3/params"), "params is a string": ("bad_type", "/blocks/3/params"),
+    "connection without to": ("bad_connection", "/connections/0/to"), "connection is a string": ("bad_type", "/connections"),
+    "negative port index": ("port_out_of_range", "/connections/0/toIndex"),
+    "physical connection without toPin": ("bad_connection", "/connections/2/toPin"),
+    "physical pin is a number": ("bad_connection", "/connections/2/toPin"), "variables is a list": ("bad_type", "/variables"),
+    "variable name is not an identifier": ("bad_variable", "/variables/2k"),
+    "variable value is an object": ("param_type", "/variables/k"), "relTol is zero": ("bad_reltol", "/relTol"),
+}
+
+
+@pytest.mark.parametrize("case", list(CASE_ERRORS))
+def test_schema_errors_keep_the_codes_and_pointers_of_parse(case):
+    err = validate_error(DIAGRAM_CASES[case])
+    assert (err.code, err.path) == CASE_ERRORS[case], err.message
+    assert err.message and len(err.message) <= 500
+
+
+def test_a_null_param_is_nan_for_its_bound_or_enum():
+    assert validate_error(with_block(blk("m", "Mass", m=None))).code == "param_range"
+    assert validate_error(with_params(2, SaveFormat=None)).code == "param_type"
+
+
+def _body(*blocks) -> dict:
+    return {"blocks": list(blocks), "connections": []}
+
+
+def test_nested_diagrams_are_checked_with_qualified_ids_and_pointers():
+    d = with_block(blk("s", "subsystem", subsystem=_body(blk("a", "constant"),
+                                                         blk("t", "subsystem", subsystem=_body(blk("g", "gain", Gain=[1, 2]))))))
+    assert schema_errors(d)
+    err = validate_error(d)
+    assert (err.code, err.path, err.block, err.param) == (
+        "param_type", "/blocks/3/params/subsystem/blocks/1/params/subsystem/blocks/0/params/Gain", "s/t/g", "Gain")
+    d = with_block(blk("s", "subsystem", subsystem=_body(blk("a", "gian"))))
+    err = validate_error(d)
+    assert (err.code, err.path, err.block) == ("unknown_block_type", "/blocks/3/params/subsystem/blocks/0/type", "s/a")
+    d = with_block(blk("s", "subsystem", subsystem={"blocks": [{"type": "gain"}], "connections": "a->b"}))
+    assert validate_error(d).code in ("missing_id", "bad_type")
+
+
+def _array_keywords(node, found: list) -> None:
+    if isinstance(node, dict):
+        found += [(key, value) for key, value in node.items() if key in ("minItems", "maxItems", "uniqueItems",
+                  "prefixItems", "minContains", "maxContains", "multipleOf")]
+        if "enum" in node and any(isinstance(v, (int, float)) for v in node["enum"]):
+            found.append(("number enum", node["enum"]))
+        for value in node.values():
+            _array_keywords(value, found)
+    elif isinstance(node, list):
+        for value in node:
+            _array_keywords(value, found)
+
+
+def test_long_arrays_are_checked_by_their_summary_exactly():
+    # shape checks the numbers of an array holding more than two by its smallest and largest:
+    # exact while array keywords only tell 0, 1 or more items apart and number enums sit in
+    # schemas that take one item at most
+    found = []
+    _array_keywords(shape.diagram_schema(), found)
+    assert {key for key, value in found if key in ("minItems", "maxItems") and value > 1} == set()
+    assert {key for key, _ in found} <= {"minItems", "maxItems", "number enum"}
+    for index in range(len(SPECS)):
+        doc = shape.value_schema(SPECS[index])
+        for enum_schema in [n for n in _nodes(doc) if "enum" in n and SPECS[index].kind == "number"]:
+            assert enum_schema is not doc or doc.get("maxItems") == 1
+
+    numbers = st.none() | st.integers(-3, 4) | st.floats(-4, 4, allow_nan=False)
+    others = st.booleans() | st.sampled_from(["1", "k", "#", "Array"]) | st.lists(st.integers(0, 2), max_size=2)
+
+    @settings(max_examples=200, deadline=None)
+    @given(index=st.integers(0, len(SPECS) - 1),
+           value=st.lists(numbers, min_size=3, max_size=8) | st.lists(numbers | others, min_size=3, max_size=8))
+    def agree(index, value):
+        doc = shape.value_schema(SPECS[index])
+        assert shape._Validator(doc).is_valid(value) == Draft202012Validator(doc).is_valid(value), (index, value)
+        assert shape._Validator(doc).is_valid([value]) == Draft202012Validator(doc).is_valid([value]), (index, value)
+
+    agree()
+
+
+def _nodes(node):
+    if isinstance(node, dict):
+        yield node
+        for value in node.values():
+            yield from _nodes(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _nodes(value)
+
+
+def test_a_long_data_vector_is_checked_in_linear_time():
+    d = with_block(blk("v", "constant", Value=[float(i) for i in range(200_000)]))
+    started = time.perf_counter()
+    assert validate_error(d) is None
+    assert time.perf_counter() - started < 3.0
+    d["blocks"][-1]["params"]["Value"][-1] = "#"      # one bad element among 200,000 is still found
+    assert validate_error(d).code == "bad_expression"
+    assert time.perf_counter() - started < 3.0
+
+
+def test_long_chains_of_one_element_arrays_are_cut_exactly():
+    # shape cuts a chain of more than three one-element arrays to three (jsonschema would
+    # recurse past Python's limit on the hundreds of levels jsonencode may write)
+    leaves = st.none() | st.booleans() | st.integers(-3, 4) | st.sampled_from(["1", "k", "#", "Array"]) \
+        | st.lists(st.integers(-2, 3), min_size=2, max_size=3) | st.lists(st.lists(st.integers(0, 2), min_size=1,
+                                                                                     max_size=2), min_size=2, max_size=2)
+
+    @settings(max_examples=200, deadline=None)
+    @given(index=st.integers(0, len(SPECS) - 1), leaf=leaves, depth=st.integers(1, 8))
+    def agree(index, leaf, depth):
+        value = leaf
+        for _ in range(depth):
+            value = [value]
+        doc = shape.value_schema(SPECS[index])
+        assert shape._Validator(doc).is_valid(value) == Draft202012Validator(doc).is_valid(value), (index, value)
+
+    agree()
+    assert validate_error(with_params(1, Gain=functools.reduce(lambda x, _: [x], range(400), 3))) is None
+
+
+@pytest.mark.parametrize("case", list(DIAGRAM_CASES) + [f"params: {c}" for c in PARAM_CASES] + ["base"])
+def test_the_compiled_validator_agrees_with_jsonschema(case):
+    """shape's fast validator (jsonschema_rs) says yes or no as jsonschema does, on the
+    valid base diagram and on every invalid case above: the skeleton, then the params."""
+    d = BASE if case == "base" else (PARAM_CASES[case[8:]][0] if case.startswith("params: ") else DIAGRAM_CASES[case])
+    skeleton, params = shape._compiled(MAX_LENGTH)
+    assert skeleton.fast.is_valid(d) == skeleton.explain.is_valid(d)
+    if skeleton.explain.is_valid(d):
+        for block in d["blocks"]:
+            checker = params.get(block.get("type"))
+            if checker is None:
+                continue
+            given = block.get("params", {})
+            assert checker.fast.is_valid(given) == checker.explain.is_valid(given), block

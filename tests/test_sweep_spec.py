@@ -292,6 +292,18 @@ def test_with_params_equals_parsing_the_changed_diagram():
     assert base.blocks[1].params["Gain"] == 3.0             # and the base keeps its values
 
 
+def test_a_goto_tag_is_swept_by_parsing_again():
+    # a GotoTag decides where a route wire goes: the sweep re-parses instead of re-binding
+    d = diagram([blk("a", "constant", Value=2), blk("b", "constant", Value=5), blk("la", "labelSink", GotoTag="A"),
+                 blk("lb", "labelSink", GotoTag="B"), blk("from", "labelSource", GotoTag="A"),
+                 blk("w", "toWorkspace", VariableName="y", SaveFormat="Array")],
+                [wire("a", "la"), wire("b", "lb"), wire("from", "w")], duration=0.1)
+    loaded = spec.load({"diagram": d, "parameters": {"from.GotoTag": ["A", "B"]}, "outputs": {"y": ["final"]}})
+    assert loaded.parameters[0].block is None
+    rows = [row for _, row, _ in worker.run_batch(_batch(loaded))]
+    assert [row["y.final"] for row in rows] == [2.0, 5.0]
+
+
 def test_failing_runs_are_rows_with_their_typed_error():
     loaded = spec.load(dict(mass_spec(), parameters={"stop1.s0": [0, 30], "stop1.m": [1, -1]}, combine="zip"))
     rows = {run: row for run, row, _ in worker.run_batch(_batch(loaded))}

@@ -41,6 +41,11 @@ class Phases:
     finalize: Fn | None = None      # release what INIT acquired (an FMU instance); called once the run has
                                     # ended, however it ended (error, Ctrl-C), also when INIT itself failed
     recorded: int = 0               # numbers a recorder keeps over a run (Limits.max_recorded_values)
+    # rate(R): write the exact time derivative of each output into R[slot], from R at the input
+    # slots and the current signals; a speed source driven by a signal needs it (the
+    # acceleration of its flange), so it is asked of that signal's writers (engine.rates)
+    rate: Callable[[list], None] | None = None
+    rate_reads: tuple = ()          # signal slots whose rates ``rate`` reads besides the wired inputs'
 
 
 class ComplexSupport(NamedTuple):

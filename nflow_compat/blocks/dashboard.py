@@ -17,7 +17,7 @@ nflow registers two kinds of dashboard blocks (DashboardHandlers.cpp):
 
 The binding is resolved once, at compile time. An unknown block or port is a
 ``binding_unresolved`` error (nflow silently shows nothing); a blockPath into a subsystem
-(``["sub", "g"]``) names the flattened inner block ``sub/g`` (see ``nflow_compat.subsystems``);
+(``["sub", "g"]``) names the flattened inner block ``sub/g`` (see ``nflow_compat.flatten``);
 one that names no subsystem is ``binding_unsupported``. An empty Binding (the manifest default) binds
 nothing: the block records no value and the run carries a warning.
 """

@@ -43,7 +43,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from ..diagram import normalize_param
+from ..normalize import normalize_param
 from ..errors import DiagramError, NFlowError, SimulationError, did_you_mean
 from ..manifests import ParamSpec, block_types
 from . import Phases, block, scalar_out

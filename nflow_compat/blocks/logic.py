@@ -576,7 +576,7 @@ def combinatorial_logic(io):
 
 # ----------------------------------------------------------------------------- if / switchCase
 # Both drive action subsystems (a subsystem with controlPort "action" wired to one of
-# their outputs runs in the steps where that output is 1.0; see nflow_compat.subsystems).
+# their outputs runs in the steps where that output is 1.0; see nflow_compat.flatten).
 
 import re  # noqa: E402  (kept with the if section)
 

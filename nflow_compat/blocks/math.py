@@ -52,7 +52,10 @@ def gain(io):
 
     def algebraic():
         S[o] = S[i] * g
-    return Phases(algebraic=algebraic)
+
+    def rate(R):
+        R[o] = R[i] * g
+    return Phases(algebraic=algebraic, rate=rate)
 
 
 def _sign_string(io) -> str:
@@ -116,7 +119,13 @@ def sum_(io):
                 else:
                     acc = acc + S[slot]
             S[o] = acc
-    return Phases(init=init if note else None, algebraic=algebraic)
+
+    def rate(R):
+        acc = 0.0
+        for slot, minus in terms:
+            acc = acc - R[slot] if minus else acc + R[slot]
+        R[o] = acc
+    return Phases(init=init if note else None, algebraic=algebraic, rate=rate)
 
 
 @block("mult", complex=(True, -1))

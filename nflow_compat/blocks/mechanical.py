@@ -39,6 +39,12 @@ def _build(io):
         of_state = {o: read.of_state for o, read in readers if read.of_state is not None}
         if of_state:
             output.of_state = of_state
+        rates = [(io.outs[port], read) for port, read in member.rates.items() if port < len(io.outs)]
+        if rates:
+            def rate(R):
+                for o, read in rates:
+                    R[o] = read()
+            phases.rate, phases.rate_reads = rate, member.rate_reads
         reads = tuple(sorted({slot for _, read in readers for slot in getattr(read, "reads", ())}))
         if reads:
             # a value computed from what drives the island right now: after its writers

@@ -9,6 +9,7 @@ import numpy as np
 from ..results import Recording, workspace_value
 from . import Phases, block, no_outputs
 from .discrete import scalar_reader
+from .source import BASE_DIR_KEY, confined_path
 
 NAN = math.nan
 _INT_RANGE = 2.0 ** 31
@@ -203,40 +204,12 @@ def xyz_scope(io):
 
 # ----------------------------------------------------------------------------- goto / from
 
-class LabelRoutes:
-    """The plan's labelSink blocks by GotoTag: tag -> (block id, input slot).
-    With two sinks of one tag the later one (declaration order) is used."""
-
-    __slots__ = ("ctx", "sinks", "duplicates")
-
-    def __init__(self, ctx):
-        self.ctx = ctx
-        self.sinks = {}
-        self.duplicates = {}
-
-
-def label_routes(io) -> LabelRoutes:
-    return io.shared("labelRoutes", LabelRoutes)
-
-
 @block("labelSink", widths=no_outputs, feedthrough=False, complex=(True, 0))
 def label_sink(io):
     """Names its input GotoTag for the labelSource blocks with the same tag; computes
-    nothing (nflow's handler is empty: the engine indexes the sinks by tag)."""
-    routes = label_routes(io)
-    tag = io.params["GotoTag"]
-    slot = io.ins[0] if io.ins else None
-    if tag in routes.sinks:
-        routes.duplicates.setdefault(tag, [routes.sinks[tag][0]]).append(io.id)
-    routes.sinks[tag] = (io.id, slot)
-    ctx = io.ctx
-
-    def init():
-        ids = routes.duplicates.get(tag)
-        if ids and ids[-1] == io.id:
-            ctx.warnings.append(f"labelSink blocks {', '.join(repr(i) for i in ids)} share GotoTag {tag!r}; "
-                                f"labelSource blocks read the last one, {io.id!r}")
-    return Phases(init=init)
+    nothing (nflow's handler is empty: the parser wires each labelSource to what enters
+    the sink, ``flatten.route_labels``)."""
+    return Phases()
 
 
 # ----------------------------------------------------------------------------- fileSink
@@ -260,7 +233,6 @@ def file_sink(io):
     leaves a partial file that looks complete. Without a base directory (the Python API's
     default) nothing is written and a warning says so. The result lists the file under
     ``files[<id>]``: its path relative to the base, columns, row count, written."""
-    from .source import BASE_DIR_KEY, confined_path
 
     p = io.params
     param = "FileName" if p.get("FileName") else ("Filename" if p.get("Filename") else "FileName")

@@ -24,6 +24,13 @@ def _scalar_out(block, in_widths):
     return [1] * block.outputs
 
 
+def _zero_rate(o: int, zero):
+    """The rate of a piecewise-constant output (its jumps are time events)."""
+    def rate(R):
+        R[o] = zero
+    return rate
+
+
 def _fixed_scale(scale: float):
     """``Phases.time_scale`` of an output whose shortest rise-and-fall is ``scale`` at all
     times (inf: none)."""
@@ -89,7 +96,7 @@ def constant(io):
 
     def output():
         S[o] = value
-    return Phases(output=output)
+    return Phases(output=output, rate=_zero_rate(o, np.zeros_like(value) if isinstance(value, np.ndarray) else 0.0))
 
 
 @block("enumeratedConstant", widths=_scalar_out, feedthrough=False, pure=True)
@@ -116,7 +123,8 @@ def step(io):
 
     def next_time_event(t):
         return t0 if t < t0 else math.inf
-    return Phases(output=output, next_time_event=next_time_event)
+    # the jump is a time event: the solver never differentiates across it
+    return Phases(output=output, next_time_event=next_time_event, rate=_zero_rate(o, 0.0))
 
 
 @block("sine", widths=_scalar_out, feedthrough=False, pure=True)
@@ -129,7 +137,10 @@ def sine(io):
 
     def output():
         S[o] = a * sin(w * ctx.t + ph)
-    return Phases(output=output, time_scale=_fixed_scale(_half_period(p["Frequency"])))
+
+    def rate(R):
+        R[o] = a * w * math.cos(w * ctx.t + ph)
+    return Phases(output=output, time_scale=_fixed_scale(_half_period(p["Frequency"])), rate=rate)
 
 
 @block("clock", widths=_scalar_out, feedthrough=False, pure=True)
@@ -139,7 +150,10 @@ def clock(io):
 
     def output():
         S[o] = ctx.t
-    return Phases(output=output)
+
+    def rate(R):
+        R[o] = 1.0
+    return Phases(output=output, rate=rate)
 
 
 @block("ramp", widths=_scalar_out, feedthrough=False, pure=True)
@@ -151,7 +165,10 @@ def ramp(io):
     def output():
         t = ctx.t
         S[o] = slope * (t - start) if t >= start else 0.0
-    return Phases(output=output)
+
+    def rate(R):   # right-sided at the corner, where the solver restarts (a time event)
+        R[o] = slope if ctx.t >= start else 0.0
+    return Phases(output=output, rate=rate)
 
 
 @block("pulse", widths=_scalar_out, feedthrough=False)
@@ -590,51 +607,31 @@ def noise(io):
 # ----------------------------------------------------------------------------- goto / from
 
 def _label_width(block, in_widths):
-    """The width of the signal entering the matching labelSink (the plan hands it over as
-    this block's only input width); 1 when there is none."""
-    return [(in_widths[0] if in_widths and in_widths[0] else 1)] * block.outputs
+    """The width of the signal on the route (the labelSource's last input, wired by the
+    parser from what enters the labelSink with its GotoTag); 1 when there is none."""
+    return [(in_widths[-1] if in_widths and in_widths[-1] else 1)] * block.outputs
 
 
-@block("labelSource", widths=_label_width, feedthrough=False, complex=(False, -1))
+@block("labelSource", widths=_label_width, feedthrough=False, complex=(True, -1))
 def label_source(io):
-    """Outputs the signal entering the labelSink with the same GotoTag. Like nflow it
-    copies that signal in OUTPUT (declaration order, before the algebraic wave), so it
-    sees this step's value when the signal comes from an OUTPUT block (a source, a delay,
-    an integrator) declared before this labelSource, and the previous step's value (0 at
-    the first sample) when it is computed in the algebraic wave or declared later. It
-    never creates an ordering dependency, so goto/from pairs cannot form algebraic loops.
-    No sink with the tag, an empty tag or an unconnected sink: zeros, with a warning.
-    ``isExternalPort`` true (a subsystem port): the block does nothing. The output has the
-    width of the sink's input (any width, buses and matrices included)."""
-    if not io.outs:
+    """Outputs the signal entering the labelSink with the same GotoTag, which the parser
+    wires to this block's last input (``flatten.route_labels``). Like nflow it copies that
+    signal in OUTPUT (declaration order, before the algebraic wave), so it sees this
+    step's value when the signal comes from an OUTPUT block (a source, a delay, an
+    integrator) declared before this labelSource, and the previous step's value (0 at the
+    first sample) when it is computed in the algebraic wave or declared later. The route
+    feeds nothing through, so goto/from pairs cannot form algebraic loops. No sink with
+    the tag, an empty tag or an unconnected sink: an unconnected route, zeros (the parser
+    warns). ``isExternalPort`` true (a subsystem port): the block does nothing. The output
+    has the width of the sink's input (any width, buses and matrices included)."""
+    if not io.outs or io.params.get("isExternalPort"):
         return Phases()
-    from .sink import label_routes
-    routes = label_routes(io)
-    tag = io.params["GotoTag"]
-    S, o, ctx = io.S, io.outs[0], io.ctx
-    if io.params.get("isExternalPort"):
-        return Phases(init=lambda: routes)   # keeps the routes alive; writes nothing
+    S, o, route = io.S, io.outs[0], io.ins[-1]
     zero = 0.0 if io.width == 1 else np.zeros(io.width)
-    source = None   # the sink's input slot, resolved at INIT (every block is built by then)
-    note = None
-
-    def init():
-        nonlocal source, note
-        sink = routes.sinks.get(tag) if tag else None
-        source, note = None, None
-        if sink is None:
-            note = (f"labelSource {io.id!r}: no labelSink has GotoTag {tag!r}; it outputs 0" if tag else
-                    f"labelSource {io.id!r}: empty GotoTag; it outputs 0")
-        elif sink[1] is None:
-            note = f"labelSource {io.id!r}: labelSink {sink[0]!r} (GotoTag {tag!r}) has no input; it outputs 0"
-        else:
-            source = sink[1]
-        if note:
-            ctx.warnings.append(note)
 
     def output():
-        S[o] = zero if source is None else S[source]
-    return Phases(init=init, output=output)
+        S[o] = zero if route is None else S[route]
+    return Phases(output=output)
 
 
 # ----------------------------------------------------------------------------- fileSource

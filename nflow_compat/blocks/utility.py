@@ -2,7 +2,7 @@
 signalConversion, selector, assignment, reshape, concatenate), initialCondition, width,
 toggleSwitch, the data stores (dataStoreMemory / Write / Read) and comment (inert).
 merge, functionCallGenerator / functionCallSplit and iteratorNumber / iteratorCondition are at
-the end, with the subsystem block (expanded at parse time by nflow_compat.subsystems).
+the end, with the subsystem block (expanded at parse time by nflow_compat.flatten).
 convert (explicit type casts) is at the end. Routing blocks pass complex signals (a
 Python complex, a complex128 array) and exact integers through with their type.
 Buses (busCreator, busSelector, busAssignment) are at the end, with their own notes.
@@ -19,9 +19,11 @@ import operator
 
 import numpy as np
 
+from ..engine.context import gate_table, iterator_of
 from ..engine.continuous import crossing_part
 from ..errors import DiagramError
 from ..expr import evaluate
+from ..flatten import MAX_ITERATIONS
 from ..signals import round_half_away
 from . import Phases, block, no_outputs, scalar_out
 from .discrete import ic_width, input_slot, vector_reader
@@ -952,7 +954,7 @@ def convert(io):
 
 # ----------------------------------------------------------------------------- subsystems
 # The subsystem block itself never reaches the plan: diagram parsing flattens it into
-# its parent (nflow_compat.subsystems), and conditionally executed / iterated bodies run
+# its parent (nflow_compat.flatten), and conditionally executed / iterated bodies run
 # as units the plan compiler builds. The blocks below are the ones that talk to them.
 
 from . import elementwise, fit  # noqa: E402  (kept with the subsystem section)
@@ -962,7 +964,7 @@ from . import elementwise, fit  # noqa: E402  (kept with the subsystem section)
 def subsystem(io):
     """Never built: parse time replaces every subsystem by its nested diagram."""
     raise DiagramError("internal_error", f"subsystem {io.id!r} reached the plan compiler; subsystems are "
-                       "expanded when the diagram is parsed (nflow_compat.subsystems)", **io.block.where())
+                       "expanded when the diagram is parsed (nflow_compat.flatten)", **io.block.where())
 
 
 @block("merge", widths=elementwise, feedthrough=True)
@@ -972,7 +974,6 @@ def merge(io):
     step; any other source runs every step. Several ran: the later port wins. None ran:
     the output holds (it starts at InitialOutput, broadcast / fitted to the width).
     Unconnected ports never count."""
-    from ..subsystems import gate_table
     if not io.outs:
         return Phases()
     S, o, w, ctx = io.S, io.outs[0], io.width, io.ctx
@@ -1001,7 +1002,6 @@ def function_call_generator(io):
     """Calls the function-call subsystems wired to its output (directly or through
     functionCallSplit) NumberOfIterations times per step: each call is the body's
     OUTPUT, ALGEBRAIC and UPDATE. Its output signal carries the number of calls."""
-    from ..subsystems import MAX_ITERATIONS
     n = io.params["NumberOfIterations"]
     if not (math.isfinite(n) and n == int(n) and 0 <= n <= MAX_ITERATIONS):
         io.fail("param_range", f"NumberOfIterations must be a whole number from 0 to {MAX_ITERATIONS}, got {n:g}",
@@ -1041,7 +1041,6 @@ def function_call_split(io):
 def iterator_number(io):
     """The pass of the enclosing for / while iterator subsystem, 1 on the first pass of
     each step; 0 outside an iterator subsystem."""
-    from ..subsystems import gate_table, iterator_of
     if not io.outs:
         return Phases()
     S, o, ctx = io.S, io.outs[0], io.ctx

@@ -1,4 +1,5 @@
-"""The run context every handler sees: time, step, stop flag, events, warnings."""
+"""The run context every handler sees: time, step, stop flag, events, warnings, and the
+state of the execution groups (conditional / iterated subsystems) its block sits in."""
 from __future__ import annotations
 
 
@@ -18,3 +19,30 @@ class Ctx:
         self.side_effect_free = False
         self.events = []
         self.warnings = []
+
+
+def gate_table(ctx) -> dict:
+    """Output slot of a block inside a conditionally executed / iterated subsystem ->
+    the ``GroupState`` of its innermost such subsystem (merge and iteratorNumber read it)."""
+    table = ctx.shared.get("subsystemGates")
+    if table is None:
+        table = ctx.shared["subsystemGates"] = {}
+    return table
+
+
+class GroupState:
+    """What the blocks of a group see at run time: ``active`` (the group ran in the
+    current step), ``iteration`` (the current pass of a for/while iterator, 1-based)."""
+
+    __slots__ = ("id", "kind", "parent", "active", "iteration")
+
+    def __init__(self, id: str, kind: str, parent):
+        self.id, self.kind, self.parent = id, kind, parent
+        self.active, self.iteration = False, 0.0
+
+
+def iterator_of(state):
+    """The innermost for/while iterator group around ``state`` (None if none)."""
+    while state is not None and state.kind not in ("forIterator", "whileIterator"):
+        state = state.parent
+    return state

@@ -18,9 +18,11 @@ from functools import partial
 
 import numpy as np
 
+from .. import roots
 from ..blocks import REGISTRY
 from ..errors import SimulationError
 from .hybrid import StiffnessWatch, integrate_hybrid, make_grid
+from .rates import attach_rates
 from .solvers import FIXED_STEP
 
 # nflow's fixed-step loop integrates physical islands with classical RK4 between grid
@@ -65,10 +67,8 @@ class PlanSystem:
             # algebraic states (constraint blocks): each evaluation solves them first. Only
             # such diagrams get the wrapper; the others keep the plain evaluate below.
             self.evaluate = self.algebraic_solve.evaluate
-        rated = [(part, k) for part in self.parts for k in getattr(part, "rate_inputs", ())]
-        if rated:
-            # speed sources driven by signals: their inputs' time derivatives, too
-            self.evaluate = _RatedEvaluate(self, self.evaluate, rated)
+        # islands that need their driving signals' time derivatives compute them as they read them
+        attach_rates(plan, self.parts)
         # solver-stage evaluations run only what can reach a continuous part (see _cone)
         self.skipped = _skippable(plan)
         self.stage_output, self.stage_algebraic = _stage_lists(plan, self.skipped)
@@ -162,38 +162,6 @@ class PlanSystem:
     def next_time_event(self, t):
         times = [f(t) for f in self.time_events] + [part.next_time_event(t) for part in self.parts]
         return min(times, default=math.inf)
-
-
-class _RatedEvaluate:
-    """``evaluate`` that also sets the time derivative of the signals driving speed
-    sources (``island.input_rates``): the acceleration of a driven flange, which a body
-    rigidly on it or a locked clutch/brake on it needs. Central differences of the diagram
-    in time at the same state (``h = 1e-6*max(1, |t|)``), one-sided where a time event
-    (a step, a breakpoint) lies within ``h``, so a jump is never differentiated."""
-
-    def __init__(self, system, evaluate, rated):
-        self.system, self.plain, self.rated = system, evaluate, rated   # rated: (island part, input)
-        self.parts = list(dict.fromkeys(part for part, _ in rated))
-
-    def _values(self):
-        """The driving inputs as the islands read them (``fill`` from the signal store)."""
-        for part in self.parts:
-            part.fill()
-        return [part.island.inputs[k] for part, k in self.rated]
-
-    def __call__(self, t, x, committed=False):
-        h = 1e-6 * max(1.0, abs(t))
-        ahead = self.system.next_time_event(t) > t + h       # no jump in (t, t + h]
-        behind = self.system.next_time_event(t - h) > t      # none in (t - h, t]
-        lo = t - h if behind or not ahead else t
-        hi = t + h if ahead or not behind else t
-        self.plain(hi, x)
-        up = self._values()
-        self.plain(lo, x)
-        rates = [(a - b) / (hi - lo) for a, b in zip(up, self._values())]
-        self.plain(t, x, committed)
-        for (part, k), rate in zip(self.rated, rates):
-            part.island.input_rates[k] = rate
 
 
 def run_continuous(plan, progress=None) -> int:
@@ -516,91 +484,14 @@ class AlgebraicSolve:
             return self._settle(z)
         self._fail(z0)
 
-    def _jacobian(self, z, f, rel: float = 1.4901161193847656e-08):
-        """Forward differences with steps ``rel * max(1, |z_j|)`` (sqrt(eps) by default); a
-        column that is not finite there (g undefined past a domain edge) is taken backward."""
-        J = np.empty((self.m, self.m))
-        for j in range(self.m):
-            h = rel * max(1.0, abs(z[j]))
-            for sign in (1.0, -1.0):
-                zp = z.copy()
-                zp[j] += sign * h
-                col = (self.residual(zp) - f) / (zp[j] - z[j])
-                if np.isfinite(col).all():
-                    break
-            J[:, j] = col
-        return J
-
-    @staticmethod
-    def _correction(J, f):
-        """The Newton correction J^-1 f, or None when J is singular or not finite."""
-        if not np.isfinite(J).all():
-            return None
-        if J.shape[0] == 1:
-            d = J[0, 0]
-            dz = f / d if d != 0.0 else None
-        else:
-            try:
-                if np.linalg.cond(J) > 1e14:
-                    return None
-                dz = np.linalg.solve(J, f)
-            except np.linalg.LinAlgError:
-                return None
-        return dz if dz is not None and np.isfinite(dz).all() else None
-
     def _newton(self, z, f):
-        J, fresh = self.jac, False
-        if J is None:
-            J, fresh = self._jacobian(z, f), True
-        best, best_size = None, math.inf
-        for _ in range(self.MAX_NEWTON):
-            dz = self._correction(J, f)
-            if dz is None:
-                if fresh:
-                    break
-                J, fresh = self._jacobian(z, f), True
-                continue
-            size = float(np.abs(dz).max()) / (1.0 + float(np.abs(z).max()))
-            if size < best_size:
-                best, best_size = z, size
-            if size <= self.TIGHT:
-                if fresh:
-                    self.jac = J
-                    return z
-                # confirmed with a Jacobian differenced at z itself: a secant or an old
-                # Jacobian can badly misjudge a strongly curved g (a pole nearby)
-                J, fresh = self._jacobian(z, f), True
-                continue
-            norm = float(np.abs(f).max())
-            lam, zn = 1.0, None
-            for _ in range(self.MAX_HALVINGS):
-                trial = z - lam * dz
-                if not np.isfinite(trial).all():
-                    lam *= 0.5
-                    continue
-                fn = self.residual(trial)
-                if np.isfinite(fn).all() and float(np.abs(fn).max()) < norm:
-                    zn = trial
-                    break
-                lam *= 0.5
-            if zn is None:            # no descent along the step
-                if fresh:
-                    break             # at the noise floor, or no root nearby
-                J, fresh = self._jacobian(z, f), True
-                continue
-            contracted = float(np.abs(fn).max()) <= 0.5 * norm
-            s, y = zn - z, fn - f
-            z, f = zn, fn
-            if not f.any():
-                self.jac = J
-                return z
-            if contracted:            # Broyden's rank-one update (the secant method for one z)
-                J = J + np.outer(y - J @ s, s) / float(s @ s)
-                fresh = False
-            else:                     # slow: the Jacobian is out of date
-                J, fresh = self._jacobian(z, f), True
-        if best is not None and best_size <= self.LOOSE and self._accept(best):
-            return best
+        result = roots.newton(self.residual, z, tol=self.TIGHT, max_iterations=self.MAX_NEWTON,
+                              halvings=self.MAX_HALVINGS, broyden=True, start_jacobian=self.jac, f0=f)
+        if result.converged:
+            self.jac = result.jacobian
+            return result.z
+        if result.best_size <= self.LOOSE and self._accept(result.best):
+            return result.best
         return None
 
     def _accept(self, z) -> bool:
@@ -615,8 +506,8 @@ class AlgebraicSolve:
             return True
         # A difference step well above the accepted correction: across a jump of g that
         # passes over 0 without a root, g/J is then about half that step, so it is refused.
-        J = self._jacobian(z, f, self.ACCEPT_STEP)
-        dz = self._correction(J, f)
+        J = roots.difference_jacobian(self.residual, z, f, self.ACCEPT_STEP)
+        dz = roots.correction(J, f)
         if dz is None or float(np.abs(dz).max()) > self.LOOSE * (1.0 + float(np.abs(z).max())):
             return False
         self.jac = J

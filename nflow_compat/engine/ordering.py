@@ -5,6 +5,8 @@ from __future__ import annotations
 import heapq
 
 import numpy as np
+from scipy.sparse import csr_matrix
+from scipy.sparse.csgraph import connected_components
 
 from ..errors import SimulationError
 from .budget import block_work
@@ -25,7 +27,7 @@ def algebraic_order(diagram, phases, feedthrough, sources) -> list:
                 continue
             if src is not None and src[0] in is_node and src[0] != dst:
                 succ[src[0]].append(dst)
-    groups = _tarjan(nodes, succ)
+    groups = _strong_groups(nodes, succ)
     group_of = {i: g for g, members in enumerate(groups) for i in members}
     # Kahn over the condensation; ties broken by the smallest block index (declaration order)
     indeg = [0] * len(groups)
@@ -58,45 +60,20 @@ def self_loop(i, sources, feedthrough) -> bool:
                for port, src in enumerate(sources[i]))
 
 
-def _tarjan(nodes, succ) -> list:
-    index, low, on_stack, stack, groups = {}, {}, set(), [], []
-    counter = [0]
-    for root in nodes:
-        if root in index:
-            continue
-        work = [(root, iter(succ[root]))]
-        index[root] = low[root] = counter[0]
-        counter[0] += 1
-        stack.append(root)
-        on_stack.add(root)
-        while work:
-            v, it = work[-1]
-            advanced = False
-            for w in it:
-                if w not in index:
-                    index[w] = low[w] = counter[0]
-                    counter[0] += 1
-                    stack.append(w)
-                    on_stack.add(w)
-                    work.append((w, iter(succ[w])))
-                    advanced = True
-                    break
-                if w in on_stack:
-                    low[v] = min(low[v], index[w])
-            if advanced:
-                continue
-            work.pop()
-            if work:
-                low[work[-1][0]] = min(low[work[-1][0]], low[v])
-            if low[v] == index[v]:
-                group = []
-                while True:
-                    w = stack.pop()
-                    on_stack.discard(w)
-                    group.append(w)
-                    if w == v:
-                        break
-                groups.append(group)
+def _strong_groups(nodes, succ) -> list:
+    """The strongly connected groups of the feedthrough graph (``csgraph``), each a list of
+    block indices; their order does not matter (the caller orders them)."""
+    if not nodes:
+        return []
+    position = {node: k for k, node in enumerate(nodes)}
+    # the adjacency lists are the CSR rows already
+    indices = [position[b] for a in nodes for b in succ[a]]
+    indptr = np.cumsum([0] + [len(succ[a]) for a in nodes])
+    graph = csr_matrix((np.ones(len(indices)), indices, indptr), shape=(len(nodes), len(nodes)))
+    count, labels = connected_components(graph, directed=True, connection="strong")
+    groups = [[] for _ in range(count)]
+    for node, label in zip(nodes, labels):
+        groups[label].append(node)
     return groups
 
 

@@ -24,6 +24,7 @@ from .budget import Budget, check_work
 from .context import Ctx
 from .continuous import run_continuous
 from .fixed_step import run_fixed_step
+from .groups import compile_structure
 
 # Solvers the fixed-step loop serves exactly; others need continuous-state support.
 _FIXED_STEP = ("discrete", "ode1")
@@ -48,7 +49,7 @@ class Plan:
         handlers = [registry[b.type.type] for b in blocks]
         self.sources = _input_sources(diagram)             # per block: list of (src, port) | None
         _check_complex(diagram, handlers, self.sources)    # from the wiring alone, before any width rule
-        out_widths = _propagate_widths(diagram, handlers, _width_sources(diagram, self.sources))
+        out_widths = _propagate_widths(diagram, handlers, self.sources)
         # A diagram may declare fewer ports than the manifest lists ("inputs": 0): the
         # missing inputs are unconnected ones, the missing outputs write to hidden slots.
         n_outs = [max(b.outputs, b.type.outputs) for b in blocks]
@@ -111,7 +112,6 @@ class Plan:
         self.finalize = [p.finalize for p in self.phases if p.finalize]
         passes, heaviest = {}, None
         if diagram.structure is not None:   # forEach checks; conditional/iterated subsystems run as units
-            from ..subsystems import compile_structure
             passes, heaviest = compile_structure(self, feedthrough)
         step_work = _step_work(len(blocks), out_widths, passes)
         check_work(diagram.n_samples, step_work, self.limits.max_element_steps, heaviest)
@@ -293,10 +293,10 @@ def _check_recorded(diagram: Diagram, phases: list, limits: Limits) -> None:
 
 def _check_complex(diagram: Diagram, handlers, sources) -> None:
     """nflow's complex-type check (``setComplexSupport``), at compile time only: which
-    blocks output complex signals, run to a fixed point over the wiring and the goto/from
-    routes (a type with output 1 makes them, a type with output -1 forwards them when an
-    input is complex), then a ``complex_not_supported`` error for the first block fed a
-    complex signal that its type does not accept. The run itself pays nothing for it."""
+    blocks output complex signals, run to a fixed point over the wiring (a type with
+    output 1 makes them, a type with output -1 forwards them when an input is complex),
+    then a ``complex_not_supported`` error for the first block fed a complex signal that
+    its type does not accept. The run itself pays nothing for it."""
     blocks = diagram.blocks
     support = [h.complex for h in handlers]
     consumers = [[] for _ in blocks]
@@ -304,8 +304,6 @@ def _check_complex(diagram: Diagram, handlers, sources) -> None:
         for src in srcs:
             if src is not None:
                 consumers[src[0]].append(i)
-    for src, i in _label_routes(blocks, sources):   # goto/from: not wires, but the signal goes along
-        consumers[src[0]].append(i)
     origin = [None] * len(blocks)   # per block: the complex-making block its outputs carry, None if real
     queue = [i for i, s in enumerate(support) if s.output == 1]
     for i in queue:
@@ -329,41 +327,11 @@ def _check_complex(diagram: Diagram, handlers, sources) -> None:
                                "or complexToMagnitudeAngle first", block=b.id, path=b.path)
 
 
-def _label_routes(blocks, sources) -> list:
-    """(source of a labelSink's input, labelSource index) for every labelSource that
-    copies that signal: the last labelSink declared with its GotoTag wins, as the
-    handlers resolve it (a subsystem's port labelSource is replaced by wires)."""
-    def tag(b):
-        value = b.params.get("GotoTag")
-        return value if isinstance(value, str) else None
-    entering = {}
-    for b, srcs in zip(blocks, sources):
-        if b.type.type == "labelSink" and tag(b) is not None:
-            entering[tag(b)] = srcs[0] if srcs else None
-    return [(entering[tag(b)], b.index) for b in blocks
-            if b.type.type == "labelSource" and not b.params.get("isExternalPort")
-            and entering.get(tag(b)) is not None]
-
-
 def _input_sources(diagram: Diagram) -> list:
     sources = [[None] * b.inputs for b in diagram.blocks]
     for w in diagram.wires:
         sources[w.dst][w.dst_port] = (w.src, w.src_port)
     return sources
-
-
-def _width_sources(diagram: Diagram, sources) -> list:
-    """Block inputs as the width rules see them: a labelSource (goto/from) has no wired
-    input, but its width is that of the signal entering the labelSink with its GotoTag
-    (the later sink of a tag, as the handlers route it)."""
-    blocks = diagram.blocks
-    if not any(b.type.type == "labelSource" for b in blocks):
-        return sources
-    sinks = {b.params.get("GotoTag"): sources[b.index][0] if sources[b.index] else None
-             for b in blocks if b.type.type == "labelSink"}
-    return [[sinks.get(b.params.get("GotoTag"))]
-            if b.type.type == "labelSource" and not b.params.get("isExternalPort") else sources[b.index]
-            for b in blocks]
 
 
 def _propagate_widths(diagram: Diagram, handlers, sources) -> dict:

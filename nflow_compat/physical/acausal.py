@@ -47,12 +47,13 @@ from typing import Callable, ClassVar
 
 import numpy as np
 import scipy.linalg
-from scipy.cluster.hierarchy import DisjointSet
 from scipy.sparse import coo_matrix
-from scipy.sparse.csgraph import breadth_first_order, connected_components, maximum_bipartite_matching
+from scipy.sparse.csgraph import breadth_first_order, maximum_bipartite_matching
 
+from .. import roots
 from ..errors import DiagramError, SimulationError
-from .network import PhysicalEvent
+from .events import PhysicalEvent
+from .nodes import connected_elements, join_pins
 
 
 @dataclass(frozen=True)
@@ -351,33 +352,6 @@ class Network:
                 for members in connected_elements(element_pins, node_of)]
 
 
-def join_pins(pins, connections) -> dict:
-    """``pin -> node``: pins joined by connections form a node, named by its smallest pin."""
-    sets = DisjointSet(pins)
-    for a, b in connections:
-        sets.merge(a, b)
-    return {pin: min(subset) for subset in sets.subsets() for pin in subset}
-
-
-def connected_elements(element_pins: dict, node_of: dict) -> list:
-    """The islands: groups of elements joined through shared nodes
-    (``csgraph.connected_components`` of the element/node graph), each group's names sorted,
-    the groups in the order of their first name."""
-    names = sorted(element_pins)
-    roots = sorted({node_of[p] for pins in element_pins.values() for p in pins})
-    root_pos = {r: k for k, r in enumerate(roots)}
-    rows, cols = [], []
-    for e, name in enumerate(names):
-        for pin in element_pins[name]:
-            rows.append(e)
-            cols.append(len(names) + root_pos[node_of[pin]])
-    size = len(names) + len(roots)
-    graph = coo_matrix((np.ones(len(rows)), (rows, cols)), shape=(size, size))
-    count, labels = connected_components(graph, directed=False)
-    groups = [[name for e, name in enumerate(names) if labels[e] == k] for k in range(count)]
-    return [members for members in groups if members]
-
-
 def _node_label(members: list) -> str:
     return "node {" + ", ".join(sorted(members)[:4]) + (", ..." if len(members) > 4 else "") + "}"
 
@@ -438,7 +412,11 @@ class DaeIsland:
         self.input_names = input_names
         self._input_slots = input_slots
         self.inputs = np.zeros(len(input_names))
+        # inputs whose exact time derivative the island needs (a signal-driven source in an
+        # index-2 place): the engine keeps ``input_rates`` equal to it (engine.rates)
         self.rate_inputs = frozenset()
+        self.input_rates = np.zeros(len(input_names))
+        self._rates_declared = False
         self.events: list = []
         self._col_names, self._row_owner = asm.col_names, asm.row_owner
         self._check_structure(asm, n, m)
@@ -504,9 +482,18 @@ class DaeIsland:
 
     def eliminate_now(self):
         """A network without modes has one elimination: do it at compile time, so that its
-        errors (index 2 driven by a signal, a singular network) come before the run."""
+        errors (a singular network) come before the run, and the inputs whose derivatives
+        it needs are known (``rate_inputs``); with modes, the all-on and all-off ones are
+        looked at for those inputs (a mode found later to need another is an error then)."""
         if not self._switches:
             self._linear(self.modes)
+        else:
+            for modes in {tuple(True for _ in self._switches), tuple(False for _ in self._switches)}:
+                try:
+                    self._linear(modes)
+                except SimulationError:     # a mode the network may never be in
+                    pass
+        self._rates_declared = True
 
     # -- pieces of the equations -----------------------------------------------------------
     def _A(self, modes):
@@ -525,10 +512,13 @@ class DaeIsland:
         return c
 
     def _c_rate(self, t):
-        """The time derivative of the sources' time functions (exact, per waveform)."""
+        """The time derivative of the source terms: the time functions' (exact, per
+        waveform) and the driving signals' (``input_rates``, exact, from the diagram)."""
         rate = np.zeros(self.n_unknowns)
         for row, coef, fn in self._functions:
             rate[row] += coef * fn.rate(t)
+        if self.rate_inputs:
+            rate += self.B @ self.input_rates
         return rate
 
     def _nl(self, z, u, t, jacobian):
@@ -614,19 +604,28 @@ class DaeIsland:
                             Ld=-(sinv[:, None] * (A12 @ W2d)), constraint=constraint)
         if constraint is not None:
             needs = np.abs(np.vstack((entry.Ld, entry.Zd)) @ self.B).max(axis=0, initial=0.0) > 1e-12
-            if np.any(needs):
-                names = ", ".join(self.input_names[k] for k in np.nonzero(needs)[0])
-                raise SimulationError("index_two_signal", f"{self.label}: the signal {names} drives an index-2 "
-                                      "constraint (a capacitor across a signal-driven voltage source, an inductor in "
-                                      "series with a signal-driven current source): its time derivative would be "
-                                      "needed; add a series resistance", block=names.split(".")[0])
+            new = set(int(k) for k in np.nonzero(needs)[0]) - self.rate_inputs
+            if new and self._rates_declared:
+                names = ", ".join(self.input_names[k] for k in sorted(new))
+                raise SimulationError("index_two_signal", f"{self.label}: in the modes "
+                                      f"{self._mode_text(modes)} the signal {names} drives an index-2 constraint "
+                                      "(a capacitor across a signal-driven voltage source, an inductor in series "
+                                      "with a signal-driven current source), which no other mode of the network "
+                                      "does: its time derivative was not prepared; add a series resistance",
+                                      block=names.split(".")[0])
+            # a signal-driven source in an index-2 place: its signal's exact derivative is
+            # needed (the capacitor current C*dv/dt), asked of the diagram (engine.rates)
+            self.rate_inputs = self.rate_inputs | new
         return entry
+
+    def _mode_text(self, modes) -> str:
+        return ", ".join(f"{sw.element.name} {'on' if on else 'off'}" for sw, on in zip(self._switches, modes))
 
     def _singular(self, null_directions, modes, what):
         z = self._V2 @ null_directions[:, 0]
         cols = [k for k in np.argsort(-np.abs(z))[:6] if abs(z[k]) > 1e-6 * max(1e-300, np.abs(z).max())]
         names = ", ".join(self._col_names[k] for k in cols)
-        states = ", ".join(f"{sw.element.name} {'on' if on else 'off'}" for sw, on in zip(self._switches, modes))
+        states = self._mode_text(modes)
         raise SimulationError("singular_circuit", f"{self.label}: the network equations are singular ({names} "
                               f"undetermined{'; modes: ' + states if states else ''}): {what}",
                               block=names.split(".")[0].split("{")[-1] if names else None)
@@ -635,7 +634,7 @@ class DaeIsland:
     def solve(self, t, w1, u=None):
         """All unknowns ``z`` at time ``t`` for states ``w1``."""
         u = self.inputs if u is None else u
-        key = (t, w1.tobytes(), u.tobytes(), self.modes)
+        key = (t, w1.tobytes(), u.tobytes(), self.input_rates.tobytes(), self.modes)
         cached = self._solve_cache
         if cached[0] == key:
             return cached[1]
@@ -670,35 +669,21 @@ class DaeIsland:
         U2t, V1, V2 = self._U2t, self._V1, self._V2
         base = V1 @ w1
         w2 = self._w2_guess.copy()
-        for _ in range(NEWTON_MAX):
+
+        def residual(w2):
             z = base + V2 @ w2
-            nl, jac = self._nl(z, u, t, True)
-            res = U2t @ (A @ z + c + nl)
-            if w2.size == 0:
-                break
-            J = U2t @ (A + jac) @ V2
-            try:
-                step = scipy.linalg.lu_solve(scipy.linalg.lu_factor(J, check_finite=True), res)
-            except (ValueError, np.linalg.LinAlgError):
-                step = np.linalg.lstsq(J, res, rcond=None)[0]
-            if not np.all(np.isfinite(step)):
-                break
-            # damping: halve the step while the residual grows (exponential laws)
-            norm0 = float(np.linalg.norm(res))
-            lam = 1.0
-            for _ in range(30):
-                trial = w2 - lam * step
-                zt = base + V2 @ trial
-                rt = U2t @ (A @ zt + c + self._nl(zt, u, t, False)[0])
-                if np.all(np.isfinite(rt)) and np.linalg.norm(rt) <= (1 - 1e-4 * lam) * norm0 + 1e-300:
-                    break
-                lam *= 0.5
-            w2 = trial
-            if lam * float(np.max(np.abs(step))) <= NEWTON_TOL * (1.0 + float(np.max(np.abs(w2)))):
-                break
-        else:
-            raise SimulationError("circuit_unsolvable", f"{self.label}: Newton's method did not converge at "
-                                  f"t = {t:.9g} (the non-linear network has no solution near the last one)")
+            return U2t @ (A @ z + c + self._nl(z, u, t, False)[0])
+
+        def jacobian(w2):
+            return U2t @ (A + self._nl(base + V2 @ w2, u, t, True)[1]) @ V2
+
+        if w2.size:
+            result = roots.newton(residual, w2, jacobian=jacobian, tol=NEWTON_TOL, max_iterations=NEWTON_MAX,
+                                  halvings=30)
+            if not result.converged:
+                raise SimulationError("circuit_unsolvable", f"{self.label}: Newton's method did not converge at "
+                                      f"t = {t:.9g} (the non-linear network has no solution near the last one)")
+            w2 = result.z
         z = base + V2 @ w2
         nl, _ = self._nl(z, u, t, False)
         res = U2t @ (A @ z + c + nl)
@@ -795,12 +780,16 @@ class DaeIsland:
                 names = sw.element.mode_names
                 self.events.append(PhysicalEvent(t, sw.element.name, "mode", names[a], names[b]))
         x = np.array(x, dtype=float)
-        constraint = self._constraint(t) if self.modes != before else None
+        constraint = self._constraint(t)
         if constraint is not None:
-            # a new index-2 constraint (a diode shorting a capacitor onto a source): the
-            # states jump onto it by the least change (an impulsive current)
+            # an index-2 constraint that the states no longer meet (a diode shorting a
+            # capacitor onto a source, a source stepping across a capacitor): the states
+            # jump onto it by the least change (an impulsive current)
             G, g = constraint
-            x = x - np.linalg.lstsq(G, G @ x - g, rcond=None)[0]
+            residual = G @ x - g
+            if np.max(np.abs(residual)) > 1e-12 * (1.0 + float(np.max(np.abs(g)))):
+                x = x - np.linalg.lstsq(G, residual, rcond=None)[0]
+                self._solve_cache = (None, None, None)
         return x
 
     def next_time_event(self, t):
@@ -902,9 +891,10 @@ class DaeIsland:
                 if c is not None]
         found = set()
         for modes in {tuple(True for _ in self._switches), tuple(False for _ in self._switches)}:
-            Zc = self._linear(modes).Zc
-            gain = Zc[cols] @ self.B if cols else np.zeros((0, len(self.input_names)))
-            found |= {int(k) for k in np.nonzero(np.any(gain != 0.0, axis=0))[0]}
+            lin = self._linear(modes)
+            for Z in (lin.Zc, lin.Zd):    # through the signal's value, and its rate (index 2)
+                gain = Z[cols] @ self.B if cols else np.zeros((0, len(self.input_names)))
+                found |= {int(k) for k in np.nonzero(np.any(gain != 0.0, axis=0))[0]}
         return found
 
 

@@ -19,6 +19,7 @@ from . import planar
 from .acausal import DOMAINS, ELEMENTS
 from .electrical import EMF_ELEMENT
 from .network import Network
+from .nodes import join_pins
 
 
 @dataclass
@@ -199,7 +200,11 @@ def _rel_speed_sensor(net, name, b):
     return Lowered(pins={"a": None, "b": None}, sensors={0: ("vel_rel", "a", "b")})
 
 
-_PROBE_KIND = {"translational": {"pos": "s", "vel": "v"}, "rotational": {"pos": "phi", "vel": "w"}}
+_PROBE_KIND = {"translational": {"pos": "s", "vel": "v", "acc": "a"},
+               "rotational": {"pos": "phi", "vel": "w", "acc": "a"}}
+# a sensor's time derivative is the next kind (a driven flange needs it, engine.rates)
+_RATE_OF = {"pos": "vel", "vel": "acc", "pos_rel": "vel_rel", "vel_rel": "acc_rel"}
+_ABSOLUTE = {"pos": "pos", "pos_rel": "pos", "vel": "vel", "vel_rel": "vel", "acc": "acc", "acc_rel": "acc"}
 
 
 # ----------------------------------------------------------------------------- assembly
@@ -219,6 +224,7 @@ class IslandPart:
         self.x = self.x0.copy()
         self.feeds = []             # (island input index, signal slot)
         self.couplings = []         # (island input index, reader of another island)
+        self.refresh_rates = None   # fills island.input_rates (engine.rates), when the island needs them
 
     def feed(self, element: str, slot):
         if slot is not None:
@@ -232,8 +238,8 @@ class IslandPart:
 
     @property
     def rate_inputs(self) -> list:
-        """Island inputs of the speed sources driven by a signal: the island needs that
-        signal's time derivative (acceleration of the driven flange)."""
+        """Island inputs whose signal's time derivative the island needs (a speed source's
+        flange acceleration, a signal source's current into a capacitor)."""
         return [k for k, _ in self.feeds if k in self.island.rate_inputs]
 
     def fill(self):
@@ -243,6 +249,8 @@ class IslandPart:
             u[k] = value if isinstance(value, float) else float(np.ravel(value)[0])
         for k, read in self.couplings:
             u[k] = read()
+        if self.refresh_rates is not None:
+            self.refresh_rates()
 
     def derivative(self, t, x):
         self.fill()
@@ -288,6 +296,8 @@ class Member:
     owner: bool
     lowered: Lowered
     readers: dict            # output port -> zero-argument reader of the sensor value
+    rates: dict = field(default_factory=dict)   # output port -> reader of its time derivative
+    rate_reads: tuple = ()   # signal slots whose rates those readers need (speed sources on the islands read)
 
 
 # EMF / TranslationalEMF: electrical pins in the circuit, the flange in the mechanical network
@@ -377,14 +387,20 @@ def lower(diagram, ctx, S, input_slots) -> dict:
                 {port: _circuit_reader(part, kind, target, other) for port, (kind, target, other) in low.probes.items()})
         if not low.sensors:
             continue
-        readers = {}
+        readers, rates, sensed_parts = {}, {}, {}
         for port, (kind, pin, other) in low.sensors.items():
             refs = [node_pin.get((b.index, p)) for p in (pin, other) if p is not None]
             if any(r is None for r in refs):
                 raise SimulationError("sensor_unattached", f"sensor {b.id!r} is not connected to any mechanical "
                                       "element", block=b.id, path=b.path)
-            readers[port] = _reader(b.type.domain, kind, [by_island[id(_island_of(islands, r))] for r in refs], refs)
-        members[b.index] = Member(None, False, low, readers)
+            sensed = [by_island[id(_island_of(islands, r))] for r in refs]
+            readers[port] = _reader(b.type.domain, kind, sensed, refs)
+            rates[port] = _reader(b.type.domain, _RATE_OF[kind], sensed, refs)
+            sensed_parts.update((id(p), p) for p in sensed)
+        # an acceleration read on a driven flange is the rate of the signal driving it
+        driving = tuple(sorted({slot for part in sensed_parts.values() for k, slot in part.feeds
+                                if k in part.island.rate_inputs}))
+        members[b.index] = Member(None, False, low, readers, rates, driving)
     return members
 
 
@@ -464,8 +480,7 @@ def _couple_emf(b, name, circuit_part, shaft_part, ctx):
 def _reader(domain: str, kind: str, parts: list, refs: list):
     """A zero-argument reader of a sensor output: absolute, or the first pin minus the
     second (each read from its own island)."""
-    names = _PROBE_KIND[domain]
-    absolute = names["pos" if kind in ("pos", "pos_rel") else "vel"]
+    absolute = _PROBE_KIND[domain][_ABSOLUTE[kind]]
     probes = [(part, part.island.probe(absolute, ref)) for part, ref in zip(parts, refs)]
     ctx = parts[0].ctx
 
@@ -524,21 +539,12 @@ def _island_of(islands, ref: str):
 
 def _join(diagram, lowered) -> dict:
     """(block index, pin) -> a network pin in the same node (None when only sensors meet)."""
-    parent = {}
-
-    def find(k):
-        while parent.setdefault(k, k) != k:
-            parent[k] = parent[parent[k]]
-            k = parent[k]
-        return k
-
-    for link in diagram.links:
-        ra, rb = find((link.a, link.a_pin)), find((link.b, link.b_pin))
-        if ra != rb:
-            parent[rb] = ra
-    ref_of_root = {}
+    links = [((link.a, link.a_pin), (link.b, link.b_pin)) for link in diagram.links]
+    pins = {(i, pin) for i, low in lowered.items() for pin in low.pins} | {p for link in links for p in link}
+    node_of = join_pins(sorted(pins), links)
+    ref_of_node = {}
     for i, low in lowered.items():
         for pin, ref in low.pins.items():
             if ref is not None:
-                ref_of_root.setdefault(find((i, pin)), ref)
-    return {(i, pin): ref_of_root.get(find((i, pin))) for i, low in lowered.items() for pin in low.pins}
+                ref_of_node.setdefault(node_of[(i, pin)], ref)
+    return {(i, pin): ref_of_node.get(node_of[(i, pin)]) for i, low in lowered.items() for pin in low.pins}

@@ -58,18 +58,18 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections import namedtuple
 from typing import Callable
 
 import numpy as np
 
+from .. import roots
 from ..errors import DiagramError, SimulationError
 from . import elements as elm
 from . import friction as fr
 from .elements import num as _num
+from .events import PhysicalEvent
 from .friction import FREE, MODE_NAMES, UNKNOWN, FrictionState, StribeckStopLaw, TableFrictionLaw
-
-PhysicalEvent = namedtuple("PhysicalEvent", "t element kind from_ to")
+from .nodes import connected_elements, join_pins
 
 _DOMAINS = {
     "translational": {"pos": "s", "vel": "v", "acc": "a", "force": "f", "mass": "m"},
@@ -351,9 +351,13 @@ class Network:
         ``s0 + integral of the input`` is a state.  Input slot ``name.v`` / ``name.w``.
         Probe ``reaction`` = the force the source applies to the flange; it needs the
         input's time derivative when a body is rigidly attached to the flange or a locked
-        MSL friction element acts on it: taken by finite differences of a callable
-        ``signal``, else from ``island.input_rates[slot]`` (the engine keeps it equal to the
-        driving signal's time derivative, see ``engine.continuous``)."""
+        MSL friction element acts on it: a callable ``signal`` gives it as ``signal.rate(t)``
+        (a time function of ``elements``), else it is ``island.input_rates[slot]`` (the engine
+        keeps it equal to the driving signal's exact derivative, see ``engine.rates``)."""
+        if callable(signal) and not callable(getattr(signal, "rate", None)):
+            raise DiagramError("bad_param", f"{name}: a speed signal given as a function needs its time "
+                               "derivative too (signal.rate(t), as the time functions of physical.elements have)",
+                               block=name)
         return self._add(name, "prescribed", ("flange",),
                          dict(mode="speed", s0=_num(name, s0, "s0"), v=0.0, v0=0.0), signal, breakpoints)
 
@@ -450,55 +454,22 @@ class Network:
     # -- compile -----------------------------------------------------------------------
     def build(self) -> list["Island"]:
         """Split into islands (connected components) and compile each."""
-        parent: dict[str, str] = {}
-
-        def find(p):
-            while parent[p] != p:
-                parent[p] = parent[parent[p]]
-                p = parent[p]
-            return p
-
-        def union(a, b):
-            ra, rb = find(a), find(b)
-            if ra != rb:
-                parent[rb] = ra
-
-        for el in self.elements.values():
-            for pin in el.pins:
-                parent[f"{el.name}.{pin}"] = f"{el.name}.{pin}"
-        for a, b in self.connections:
-            union(a, b)
-        for el in self.elements.values():
-            if el.kind == "brake":               # flange_a and flange_b are one point
-                union(f"{el.name}.flange_a", f"{el.name}.flange_b")
-        # components: elements linked through shared nodes
-        cparent: dict[str, str] = {name: name for name in self.elements}
-
-        def cfind(n):
-            while cparent[n] != n:
-                cparent[n] = cparent[cparent[n]]
-                n = cparent[n]
-            return n
-
-        node_owner: dict[str, str] = {}
-        for el in self.elements.values():
-            for pin in el.pins:
-                node = find(f"{el.name}.{pin}")
-                if node in node_owner:
-                    ra, rb = cfind(node_owner[node]), cfind(el.name)
-                    if ra != rb:
-                        cparent[rb] = ra
-                else:
-                    node_owner[node] = el.name
-        groups: dict[str, list[_Elem]] = {}
-        for el in self.elements.values():
-            groups.setdefault(cfind(el.name), []).append(el)
+        pins = [f"{el.name}.{pin}" for el in self.elements.values() for pin in el.pins]
+        # a brake's flange_a and flange_b are one point
+        ties = [(f"{el.name}.flange_a", f"{el.name}.flange_b") for el in self.elements.values() if el.kind == "brake"]
+        node_of = join_pins(pins, self.connections + ties)
+        element_pins = {name: [f"{name}.{pin}" for pin in el.pins] for name, el in self.elements.items()}
+        # islands and their elements in the order the elements were added (the state layout)
+        order = {name: k for k, name in enumerate(self.elements)}
+        groups = sorted((sorted(members, key=order.get) for members in connected_elements(element_pins, node_of)),
+                        key=lambda members: order[members[0]])
         islands = []
-        for idx, els in enumerate(groups.values()):
+        for idx, names in enumerate(groups):
             # parameters near the floating-point range can overflow the element stamps:
             # no numpy warning, the island refuses non-finite matrices (below)
             with np.errstate(over="ignore", invalid="ignore"):
-                islands.append(_compile_island(self.domain, els, find, f"island{idx}", self.starts))
+                islands.append(_compile_island(self.domain, [self.elements[n] for n in names], node_of.__getitem__,
+                                               f"island{idx}", self.starts))
         return islands
 
 
@@ -1153,63 +1124,29 @@ class Island:
         return -np.linalg.inv(Mat)
 
     def _newton(self, res, z0, names, what, t):
-        """Solve ``res(z) = 0`` (small, possibly non-smooth) by damped Newton iterations
-        with a finite-difference Jacobian.  A singular Jacobian at the start point (a
-        piecewise law in its flat part) retries from a few other start points."""
+        """Solve ``res(z) = 0`` (small, possibly non-smooth: ``roots.newton`` with a
+        difference Jacobian). A singular Jacobian at the start point (a piecewise law in
+        its flat part) retries from a few other start points."""
         z0 = np.asarray(z0, dtype=float)
         scale = 1.0 + np.abs(z0)
         starts = [z0, np.zeros_like(z0), z0 + 1e-3 * scale, z0 - 1e-3 * scale, z0 + scale, z0 - scale]
-        singular = None
+        label = ", ".join(_node_label(p) for p in names)
+        block = names[0][0].split(".")[0] if names and names[0] else None
         for z_start in starts:
-            try:
-                return self._newton_from(res, z_start, names, what, t)
-            except SimulationError as err:
-                if err.code != "singular_island":
-                    raise
-                singular = singular or err
-        raise singular
-
-    def _newton_from(self, res, z0, names, what, t):
-        z = np.array(z0, dtype=float)
-        R = res(z)
-        m = len(z)
-        for _ in range(NEWTON_MAX):
-            nr = float(np.max(np.abs(R))) if m else 0.0
-            if nr == 0.0:
-                return z
-            J = np.empty((m, m))
-            for j in range(m):
-                h = 1e-7 * max(1.0, abs(z[j]))
-                zj = z.copy()
-                zj[j] += h
-                J[:, j] = (res(zj) - R) / h
-            U, s, Vt = np.linalg.svd(J)
-            if not s[0] > 0 or s[-1] <= 1e-13 * s[0]:
-                raise SimulationError(
-                    "singular_island",
-                    f"{self.label}: at t={t:.17g} the {what} of the massless node(s) "
-                    f"{', '.join(_node_label(p) for p in names)} is not determined by the elements "
-                    "attached in their present state (e.g. an open gap or a free play leaves a "
-                    "force unbalanced): the equations are singular",
-                    block=names[0][0].split(".")[0] if names and names[0] else None)
-            dz = -(Vt.T @ ((U.T @ R) / s))
-            lam = 1.0
-            while True:
-                zn = z + lam * dz
-                Rn = res(zn)
-                if float(np.max(np.abs(Rn))) < nr or lam < 1e-6:
-                    break
-                lam *= 0.5
-            step = float(np.max(np.abs(lam * dz)))
-            z, R = zn, Rn
-            if step <= 1e-13 * (1.0 + float(np.max(np.abs(z)))):
-                return z
-        if float(np.max(np.abs(R))) <= 1e-9 * (1.0 + float(np.max(np.abs(z)))):
-            return z
-        raise SimulationError("massless_solve_failed",
-                              f"{self.label}: at t={t:.17g} no {what} balances the forces on the "
-                              f"massless node(s) {', '.join(_node_label(p) for p in names)}",
-                              block=names[0][0].split(".")[0] if names and names[0] else None)
+            result = roots.newton(res, z_start, tol=1e-13, max_iterations=NEWTON_MAX, halvings=20)
+            if result.converged:
+                return result.z
+            if not result.singular:
+                z, R = result.z, result.f
+                if float(np.max(np.abs(R))) <= 1e-9 * (1.0 + float(np.max(np.abs(z)))):
+                    return z
+                raise SimulationError("massless_solve_failed",
+                                      f"{self.label}: at t={t:.17g} no {what} balances the forces on the "
+                                      f"massless node(s) {label}", block=block)
+        raise SimulationError("singular_island",
+                              f"{self.label}: at t={t:.17g} the {what} of the massless node(s) {label} is not "
+                              "determined by the elements attached in their present state (e.g. an open gap or a "
+                              "free play leaves a force unbalanced): the equations are singular", block=block)
 
     def _time_vec(self, t):
         T = np.zeros(self.nY)
@@ -1259,27 +1196,8 @@ class Island:
                 out[j] = u[d.u]
             elif d.mode == "speed":
                 sig = self._signals[d.u]
-                out[j] = self._signal_rate(sig, t) if callable(sig) else float(self.input_rates[d.u])
+                out[j] = sig.rate(t) if callable(sig) else float(self.input_rates[d.u])
         return out
-
-    def _signal_rate(self, sig, t):
-        """Time derivative of a callable signal by finite differences that never straddle
-        a declared breakpoint."""
-        h = 1e-6 * max(1.0, abs(t))
-        bp = self._breakpoints
-        nxt, prv = math.inf, -math.inf
-        if bp.size:
-            k = int(np.searchsorted(bp, t, side="right"))
-            if k < bp.size:
-                nxt = float(bp[k])
-            if k > 0:
-                prv = float(bp[k - 1])
-        if t + h < nxt and t - h >= prv:
-            return (float(sig(t + h)) - float(sig(t - h))) / (2.0 * h)
-        if t + h < nxt or t - h < prv:
-            h = min(h, 0.5 * (nxt - t)) if nxt < math.inf else h
-            return (float(sig(t + h)) - float(sig(t))) / h
-        return (float(sig(t)) - float(sig(t - h))) / h
 
     def _kin(self, t, x, u, need_vel=True):
         """Positions ``Y`` and velocities ``Yd`` of every coordinate (massless P-node
@@ -1873,7 +1791,7 @@ class Island:
         one sample)."""
         x = np.asarray(x, dtype=float)
         u = self._u(t, x)
-        key = (t, x.tobytes(), u.tobytes(), self._epoch)
+        key = (t, x.tobytes(), u.tobytes(), self.input_rates.tobytes(), self._epoch)
         if key != self._cache_key:
             base = self._base(t, x, u)
             self._cache_val = (u.copy(), np.array(base[2], dtype=float), np.array(base[3], dtype=float),

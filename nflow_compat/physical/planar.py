@@ -45,9 +45,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.linalg
+from scipy.cluster.hierarchy import DisjointSet
 
 from ..errors import DiagramError, SimulationError
-from .acausal import connected_elements, join_pins
+from .nodes import connected_elements, join_pins
 
 DOMAIN = "planar"
 
@@ -225,20 +226,17 @@ class _Rows:
         """Whether the joints form a loop (the fixed frames being one ground). An open chain's
         Jacobian has full rank everywhere (each joint holds its own child frame), so only a
         loop can meet a singular configuration."""
-        parent: dict = {}
-
-        def find(k):
-            while parent.setdefault(k, k) != k:
-                k = parent[k]
-            return k
+        sets = DisjointSet()
         for a, b in self.joints:
             ends = [None if f is None or f.fixed else f.root for f in (a, b)]
             if ends[0] is None and ends[1] is None:
                 continue
-            ra, rb = find(ends[0]), find(ends[1])
-            if ra == rb:
+            for end in ends:
+                if end not in sets:
+                    sets.add(end)
+            if sets.connected(*ends):
                 return True
-            parent[ra] = rb
+            sets.merge(*ends)
         return False
 
 

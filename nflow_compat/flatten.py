@@ -1,6 +1,6 @@
 """nflow's ``subsystem`` block: nested diagrams with external ports.
 
-Parse time (``flatten``, called by ``diagram.parse``): every subsystem is replaced by the
+``flatten``, called by ``diagram.parse``: every subsystem is replaced by the
 blocks of its nested diagram, with qualified ids (``"sub/inner"``; a forEach copy is
 ``"sub[2]/inner"``) and JSON pointers into the nested params
 (``/blocks/3/params/subsystem/blocks/0``), so errors, warnings, events and recorders
@@ -31,31 +31,20 @@ events, algebraic-loop detection and physical islands then work unchanged.
   (``toIndex`` = number of external inputs), or to a connection with
   ``"toPort": "control"``.
 
-Compile time (``compile_structure``, called by the plan compiler when the diagram has
-groups or forEach partitions): each group is contracted into one node of the algebraic
-wave that runs the body's OUTPUT and ALGEBRAIC phases in the body's own dependency order
-when the group runs, and its UPDATE phases after (action / enable), or the whole body
-OUTPUT-ALGEBRAIC-UPDATE N times in a row (function-call, for, while iterators). Blocks
-outside groups run exactly as before (no guard, no lookup). Recorders (AFTER_STEP) inside
-groups record every step, their inputs holding while the group does not run.
+GotoTags: a labelSource gets one more input than the diagram declares, its route: a
+plain wire from the signal entering the labelSink with its tag (``route_labels``), so
+widths, complex types and the run see an ordinary wire (the handler copies it in OUTPUT:
+nflow's one-step lag when the signal is computed later, and no algebraic loop).
 """
 from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field
-from types import SimpleNamespace
+from dataclasses import dataclass, field, replace
 
-import numpy as np
-
-from .blocks import Phases
-from .diagram import MAX_PORTS, _as_list, _block, _index, _number, is_physical
-from .engine import ordering
-from .engine.budget import block_work
 from .errors import DiagramError, did_you_mean
+from .normalize import MAX_PORTS, as_list, is_physical, number, parse_block, port_index
 
-ITERATED = ("functionCall", "forIterator", "whileIterator")
-_COUNTED = ("functionCall", "forIterator")    # their passes per step are known before the run
 _KINDS = {"action": "action", "ifaction": "action", "switchcaseaction": "action", "actionport": "action",
           "enable": "enable", "enabled": "enable", "enableport": "enable",
           "functioncall": "functionCall", "fcn": "functionCall", "fcncall": "functionCall",
@@ -67,33 +56,6 @@ CANONICAL_KINDS = ("action", "enable", "functionCall", "forIterator", "whileIter
 MAX_ITERATIONS = 1_000_000          # per step, for and while iterators
 DEFAULT_MAX_ITERATIONS = 100        # while iterator safety cap when none is given
 _CONTROL = "control"
-
-
-def gate_table(ctx) -> dict:
-    """Output slot of a block inside a conditionally executed / iterated subsystem ->
-    the ``GroupState`` of its innermost such subsystem (merge and iteratorNumber read it)."""
-    table = ctx.shared.get("subsystemGates")
-    if table is None:
-        table = ctx.shared["subsystemGates"] = {}
-    return table
-
-
-class GroupState:
-    """What the blocks of a group see at run time: ``active`` (the group ran in the
-    current step), ``iteration`` (the current pass of a for/while iterator, 1-based)."""
-
-    __slots__ = ("id", "kind", "parent", "active", "iteration")
-
-    def __init__(self, id: str, kind: str, parent):
-        self.id, self.kind, self.parent = id, kind, parent
-        self.active, self.iteration = False, 0.0
-
-
-def iterator_of(state):
-    """The innermost for/while iterator group around ``state`` (None if none)."""
-    while state is not None and state.kind not in ("forIterator", "whileIterator"):
-        state = state.parent
-    return state
 
 
 @dataclass(eq=False)
@@ -125,8 +87,6 @@ class Structure:
     grounds: set = field(default_factory=set)   # ids of the constant-0 blocks grounding unconnected inputs
 
 
-# ----------------------------------------------------------------------------- parse time
-
 def _norm_id(value):
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return f"{value:g}"
@@ -139,16 +99,16 @@ def _truthy(value) -> bool:
     return bool(value) if isinstance(value, (bool, int, float)) else False
 
 
-def _paths(value, base: str, what: str):
+def _paths(value, base: str):
     """The items of a blocks/connections list and their JSON pointers (``base`` is one)."""
-    items = _as_list(value, base, what)
+    items = as_list(value)
     return items, ([base] * len(items) if isinstance(value, dict) else [f"{base}/{i}" for i in range(len(items))])
 
 
 def flatten(raw, raw_blocks, paths, variables, types, limits, warnings):
     """The blocks and connections of a diagram whose subsystems are expanded, with their
     JSON pointers, and the Structure (None when no forEach / conditional subsystem)."""
-    conns, cpaths = _paths(raw.get("connections"), "/connections", "connections")
+    conns, cpaths = _paths(raw.get("connections"), "/connections")
     f = _Flattener(variables, types, limits, warnings)
     f.level(raw_blocks, paths, conns, cpaths, prefix="", depth=0, group=None, owner=None,
             in_ports={}, out_ports={})
@@ -176,19 +136,14 @@ class _Flattener:
     def level(self, raws, paths, conns, cpaths, *, prefix, depth, group, owner, in_ports, out_ports):
         local = {}
         for raw, path in zip(raws, paths):
-            bid = _norm_id(raw.get("id")) if isinstance(raw, dict) else None
-            if bid is None:
-                continue
+            bid = _norm_id(raw["id"])
             if bid in local:
                 raise DiagramError("duplicate_id", f"block id {prefix + bid!r} is used twice", path=path + "/id",
                                    block=prefix + bid)
             local[bid] = raw
         subs = {}
         for raw, path in zip(raws, paths):
-            bid = _norm_id(raw.get("id")) if isinstance(raw, dict) else None
-            if bid is None:           # not a block or no id: diagram._block says what is wrong
-                self._add(raw, path, group)
-                continue
+            bid = _norm_id(raw["id"])
             qid = prefix + bid
             if bid in in_ports:       # an input port only names the port; what drives the port replaces it
                 if bid in out_ports:
@@ -204,9 +159,6 @@ class _Flattener:
             if bid in out_ports and not self._port_reads_input(raw):
                 self.outs[(owner, out_ports[bid])] = ("B", qid, 0)
         for conn, cpath in zip(conns, cpaths):
-            if not isinstance(conn, dict):
-                self.conns.append((conn, cpath))
-                continue
             self._connection(conn, cpath, prefix, local, subs, owner, in_ports, out_ports)
 
     def _connection(self, conn, cpath, prefix, local, subs, owner, in_ports, out_ports):
@@ -225,14 +177,14 @@ class _Flattener:
                                              "to": qual(dst_id, conn.get("to"))}), cpath))
             return
         if src_id in in_ports:
-            port = _index(conn.get("fromIndex"), {"path": cpath + "/fromIndex"}, "'fromIndex'")
+            port = port_index(conn.get("fromIndex"), {"path": cpath + "/fromIndex"}, "'fromIndex'")
             if port != 0:
                 raise DiagramError("port_out_of_range", f"input port block {prefix + src_id!r} has one output; "
                                    f"fromIndex {port} is out of range", path=cpath + "/fromIndex")
             src = ("I", owner, in_ports[src_id])
         elif src_id in subs:
             q = subs[src_id]
-            port = _index(conn.get("fromIndex"), {"path": cpath + "/fromIndex", "block": q}, "'fromIndex'")
+            port = port_index(conn.get("fromIndex"), {"path": cpath + "/fromIndex", "block": q}, "'fromIndex'")
             if not 0 <= port < self.n_out[q]:
                 raise DiagramError("port_out_of_range", f"subsystem {q!r} has {self.n_out[q]} external output(s); "
                                    f"fromIndex {port} is out of range (ports are 0-based)",
@@ -254,7 +206,7 @@ class _Flattener:
                                f"subsystem {owner!r}; it cannot be driven from inside", path=cpath + "/to",
                                block=prefix + dst_id)
         if dst_id in out_ports and self._port_reads_input(local[dst_id]):
-            if _index(conn.get("toIndex"), {"path": cpath + "/toIndex"}, "'toIndex'") == 0:
+            if port_index(conn.get("toIndex"), {"path": cpath + "/toIndex"}, "'toIndex'") == 0:
                 self.outs[(owner, out_ports[dst_id])] = src
         self.pending.append((src, qual(dst_id, conn.get("to")), conn.get("toIndex"), cpath))
 
@@ -270,7 +222,7 @@ class _Flattener:
                 return _CONTROL
             raise DiagramError("bad_external_port", f"toPort {named!r}: only 'control' names a subsystem port "
                                "(data ports are toIndex 0, 1, ...)", path=cpath + "/toPort", block=q)
-        port = _index(conn.get("toIndex"), {"path": cpath + "/toIndex", "block": q}, "'toIndex'")
+        port = port_index(conn.get("toIndex"), {"path": cpath + "/toIndex", "block": q}, "'toIndex'")
         if 0 <= port < n:
             return port
         if port == n and kind in ("action", "enable", "functionCall"):
@@ -296,8 +248,8 @@ class _Flattener:
             raise DiagramError("too_many_blocks", f"more than {self.limits.max_blocks} blocks once the subsystems "
                                "are expanded", path=path)
         self.blocks.append((raw, path))
-        if group is not None and isinstance(raw, dict):
-            group.members.append(raw.get("id"))
+        if group is not None:
+            group.members.append(raw["id"])
 
     def _rewrite(self, raw, qid, prefix, local) -> dict:
         """An inner block with its qualified id and its GotoTag local to the subsystem; a
@@ -333,22 +285,17 @@ class _Flattener:
         if depth > limit:
             raise DiagramError("subsystem_too_deep", f"subsystem {qid!r} is nested {depth} levels deep (limit "
                                f"{limit}, Limits.max_subsystem_depth)", path=path, block=qid)
-        blk = _block(dict(raw, id=qid), 0, self.variables, path, self.types, self.warnings)
+        blk = parse_block(dict(raw, id=qid), 0, self.variables, path, self.types, self.warnings)
         params = blk.params
         body = params.get("subsystem")
         bpath = path + "/params/subsystem"
-        if body is None or body == [] or body == "":
+        if not isinstance(body, dict):    # null, [] or "": none (the schema allows no other)
             body = {}
-        if not isinstance(body, dict):
-            raise DiagramError("bad_type", f"subsystem {qid!r}: 'subsystem' must be the nested diagram "
-                               "{\"blocks\": [...], \"connections\": [...]}", path=bpath, block=qid)
-        inner, ipaths = _paths(body.get("blocks"), bpath + "/blocks", "blocks")
-        conns, cpaths = _paths(body.get("connections"), bpath + "/connections", "connections")
+        inner, ipaths = _paths(body.get("blocks"), bpath + "/blocks")
+        conns, cpaths = _paths(body.get("connections"), bpath + "/connections")
         ids = {}
         for i, b in enumerate(inner):
-            bid = _norm_id(b.get("id")) if isinstance(b, dict) else None
-            if bid is not None:
-                ids.setdefault(bid, i)
+            ids.setdefault(_norm_id(b["id"]), i)
         ins = self._ports(params, body, "externalInputs", inner, ids, path, qid, "labelSource")
         outs = self._ports(params, body, "externalOutputs", inner, ids, path, qid, "labelSink")
         for k, bid in enumerate(ins):
@@ -357,7 +304,7 @@ class _Flattener:
                                    f"subsystem ({bid!r}); an input port is a labelSource", block=qid,
                                    path=path + "/params/externalInputs")
         for b, bp in zip(inner, ipaths):
-            if (isinstance(b, dict) and b.get("type") == "labelSource" and _norm_id(b.get("id")) not in ins
+            if (b["type"] == "labelSource" and _norm_id(b["id"]) not in ins
                     and isinstance(b.get("params"), dict) and _truthy(b["params"].get("isExternalPort"))):
                 self.warnings.append(f"block {qid + '/' + str(_norm_id(b.get('id')))!r}: marked isExternalPort but "
                                      f"not listed in the externalInputs of subsystem {qid!r}; it outputs 0")
@@ -422,7 +369,7 @@ class _Flattener:
         found = top or nested
         if not found and not params.get(key) and not body.get(key):
             # no list: the inner port blocks, in layout order (the editor's rule)
-            marked = [(i, b) for i, b in enumerate(inner) if isinstance(b, dict) and b.get("type") == port_type
+            marked = [(i, b) for i, b in enumerate(inner) if b["type"] == port_type
                       and isinstance(b.get("params"), dict) and _truthy(b["params"].get("isExternalPort"))]
 
             def place(item):
@@ -460,7 +407,7 @@ class _Flattener:
     @staticmethod
     def _port_by_tag(name, inner, port_type):
         for b in inner:
-            if isinstance(b, dict) and b.get("type") == port_type and isinstance(b.get("params"), dict):
+            if b["type"] == port_type and isinstance(b.get("params"), dict):
                 if name in (b["params"].get("GotoTag"), b["params"].get("name")):
                     return _norm_id(b.get("id"))
         return None
@@ -504,7 +451,7 @@ class _Flattener:
         else:
             name = names[0]
             value, where = params.get(name, default), path + "/params/" + name
-        n = _number(value, self.variables, where={"path": where, "block": qid}, what=name)
+        n = number(value, self.variables, where={"path": where, "block": qid}, what=name)
         if not (math.isfinite(n) and n == int(n) and low <= n <= MAX_ITERATIONS):
             raise DiagramError("param_range", f"subsystem {qid!r}: {name} must be a whole number from {low} to "
                                f"{MAX_ITERATIONS}, got {n:g}", path=where, block=qid, param=name)
@@ -524,7 +471,7 @@ class _Flattener:
         if raw_n is None:
             raise DiagramError("param_value", f"subsystem {qid!r}: forEach needs numIterations", path=where,
                                block=qid, param="forEach")
-        n = _number(raw_n, self.variables, where={"path": where + "/numIterations", "block": qid},
+        n = number(raw_n, self.variables, where={"path": where + "/numIterations", "block": qid},
                     what="numIterations")
         if not (math.isfinite(n) and n == int(n) and 1 <= n <= MAX_PORTS):
             raise DiagramError("param_range", f"subsystem {qid!r}: forEach numIterations must be a whole number "
@@ -534,7 +481,7 @@ class _Flattener:
         raw_p = [] if raw_p is None else raw_p if isinstance(raw_p, list) else [raw_p]
         ports = set()
         for k, p in enumerate(raw_p):
-            port = _index(p, {"path": f"{where}/partition/{k}", "block": qid}, "a partition port")
+            port = port_index(p, {"path": f"{where}/partition/{k}", "block": qid}, "a partition port")
             if not 0 <= port < n_inputs:
                 raise DiagramError("bad_external_port", f"subsystem {qid!r}: forEach partitions input {port}, but "
                                    f"the subsystem has {n_inputs} external input(s) (ports are 0-based)",
@@ -575,435 +522,51 @@ class _Flattener:
             g = self.group_of[qid]
             g.control_path = cpath
             if ref is not None:
-                g.control = (ref[1], _index(ref[2], {"path": cpath + "/fromIndex"}, "'fromIndex'"))
+                g.control = (ref[1], port_index(ref[2], {"path": cpath + "/fromIndex"}, "'fromIndex'"))
         blocks = [b for b, _ in self.blocks]
         bpaths = [p for _, p in self.blocks]
         return blocks, bpaths, [c for c, _ in conns], [p for _, p in conns]
 
 
-# ----------------------------------------------------------------------------- compile time
+# ----------------------------------------------------------------------------- goto / from
 
-class _GuardedPart:
-    """A continuous part of a block inside an action / enabled subsystem: its state is
-    frozen (zero derivative) while the subsystem does not run (Simulink's held states)."""
-
-    def __init__(self, part, state):
-        self._part, self._state = part, state
-
-    def derivative(self, t, x):
-        if self._state.active:
-            return self._part.derivative(t, x)
-        return np.zeros(self._part.n_states)
-
-    def __getattr__(self, name):
-        return getattr(self._part, name)
+# Parameters that decide where a goto/from route goes: changing one re-wires the diagram
+# (a sweep parses the diagram again for them).
+ROUTING_PARAMS = frozenset({("labelSource", "GotoTag"), ("labelSource", "isExternalPort"), ("labelSink", "GotoTag")})
 
 
-def compile_structure(plan, feedthrough):
-    """Check forEach partitions and contract the execution groups into the plan's call
-    lists (see the module docstring). Called at the end of ``Plan.__init__``. Returns
-    the passes per step known ahead of the blocks inside iterated subsystems (block index
-    -> count) and the subsystem with the most, ``(id, path, passes)`` (None if none)."""
-    structure = plan.diagram.structure
-    index_of = {b.id: b.index for b in plan.diagram.blocks}
-    for part in structure.partitions:
-        src = plan.sources[index_of[part.demux]][0]
-        if src is None or plan.diagram.blocks[src[0]].id in structure.grounds:
+def route_labels(blocks: list, wires: list, warnings: list):
+    """goto/from as wires. Every labelSource but a subsystem port marker (isExternalPort)
+    gets one input more than it declares, its route, fed from what drives the labelSink
+    with its GotoTag (of two sinks with one tag the later one, as nflow reads them). No
+    sink, an empty tag or an unconnected sink leaves the route unconnected (the block
+    outputs 0), with a warning. Returns the blocks (the routed labelSources replaced) and
+    the routes as ``(src, src_port, dst, dst_port, path)``."""
+    driver = {(w.dst, w.dst_port): (w.src, w.src_port) for w in wires}
+    sinks, shared = {}, {}
+    for b in blocks:
+        if b.type.type == "labelSink":
+            tag = b.params["GotoTag"]
+            if tag in sinks:
+                shared.setdefault(tag, [sinks[tag].id]).append(b.id)
+            sinks[tag] = b
+    blocks, routes = list(blocks), []
+    for b in blocks:
+        if b.type.type == "labelSink" and b.id == shared.get(b.params["GotoTag"], [None])[-1]:
+            warnings.append(f"labelSink blocks {', '.join(map(repr, shared[b.params['GotoTag']]))} share GotoTag "
+                            f"{b.params['GotoTag']!r}; labelSource blocks read the last one, {b.id!r}")
+        if b.type.type != "labelSource" or b.params.get("isExternalPort"):
             continue
-        width = int(np.size(plan.initial_signals[plan.slot_of[src]]))
-        if width % part.n:
-            raise DiagramError("foreach_partition", f"subsystem {part.sub!r}: forEach splits input {part.port} of "
-                               f"width {width} over numIterations {part.n}; the width must be a multiple of it",
-                               path=part.path + "/params/forEach", block=part.sub, param="forEach")
-    if not structure.groups:
-        return {}, None
-    return _Compiler(plan, feedthrough, index_of).build(structure.groups)
-
-
-def _enclosing(g):
-    """The groups around ``g``, innermost first."""
-    g = g.parent
-    while g is not None:
-        yield g
-        g = g.parent
-
-
-def _walk(groups):
-    """Groups in pre-order."""
-    stack = list(reversed(groups))
-    while stack:
-        g = stack.pop()
-        yield g
-        stack.extend(reversed(g.children))
-
-
-class _Compiler:
-    def __init__(self, plan, feedthrough, index_of):
-        self.plan, self.ft, self.index_of = plan, feedthrough, index_of
-        self.blocks, self.phases, self.sources = plan.diagram.blocks, plan.phases, plan.sources
-        self.S, self.ctx = plan.S, plan.ctx
-        self.innermost = [None] * len(self.blocks)
-
-    def build(self, top):
-        groups = list(_walk(top))
-        for g in groups:
-            g.idx = [self.index_of[m] for m in g.members]
-            for i in g.idx:
-                self.innermost[i] = g
-            g.state = GroupState(g.id, g.kind, g.parent.state if g.parent is not None else None)
-            g.cond_slot, g.after = None, None
-        for g in reversed(groups):   # post-order: children first
-            g.all_idx = sorted(g.idx + [i for c in g.children for i in c.all_idx])
-            g.iterated = g.kind in ITERATED or any(c.iterated for c in g.children)
-            g.out_slots = [s for i in g.all_idx for s in self._slots(i)]
-        table = gate_table(self.ctx)
-        for g in groups:
-            self._control(g)
-            for i in g.idx:
-                for s in self._slots(i):
-                    table[s] = g.state
-        self._conditions()
-        self._function_calls(groups)
-        passes, heaviest = self._passes(groups)
-        for g in reversed(groups):
-            self._group(g)
-        nodes = self._nodes(None, range(len(self.blocks)))
-        calls, outputs, updates = self._scope(None, nodes)
-        plan = self.plan
-        plan.algebraic, plan.output, plan.update = calls, outputs, updates
-        plan.init = [g.reset for g in groups] + [p.init for p in self.phases if p.init]
-        return passes, heaviest
-
-    def _passes(self, groups):
-        """Passes per step known ahead: a for iterator's or function call's count (at
-        least 1) times those of the groups around it; 1 for a while iterator (its further
-        passes are counted as they run, each costing the group's ``pass_work``). Returns
-        (block index -> passes, the heaviest group as (id, path, passes) or None)."""
-        passes, heaviest = {}, None
-        for g in groups:            # pre-order: a group after the one around it
-            ahead = max(1, g.count) if g.kind in _COUNTED else 1
-            g.passes = (g.parent.passes if g.parent is not None else 1) * ahead
-            passes.update(dict.fromkeys(g.idx, g.passes))
-            if g.passes > 1 and (heaviest is None or g.passes > heaviest[2]):
-                heaviest = (g.id, g.path, g.passes)
-        for g in groups:
-            g.pass_work = sum(block_work(self.S, self._slots(i)) * passes[i] for i in g.all_idx) // g.passes
-        return passes, heaviest
-
-    # -- helpers
-    def _slots(self, i):
-        p, out = 0, []
-        while (i, p) in self.plan.slot_of:
-            out.append(self.plan.slot_of[(i, p)])
-            p += 1
-        return out
-
-    def _control(self, g):
-        if g.kind in ("forIterator", "whileIterator"):
-            g.ctl = None
-            return
-        if g.control is None:
-            g.ctl = None
-            if g.kind != "functionCall":
-                self.ctx_warning(f"{g.kind} subsystem {g.id!r}: its control port is not connected; it never runs")
-            return
-        bid, port = g.control
-        if not isinstance(bid, str):
-            raise DiagramError("bad_connection", "connection 'from' must be a block id", path=g.control_path + "/from")
-        i = self.index_of.get(bid)
-        if i is None:
-            raise DiagramError("unknown_block", f"the control port of subsystem {g.id!r} is driven from block "
-                               f"{bid!r}, which does not exist" + did_you_mean(bid, self.index_of),
-                               path=g.control_path + "/from", block=bid)
-        if not 0 <= port < self.blocks[i].outputs:
-            raise DiagramError("port_out_of_range", f"block {bid!r} has {self.blocks[i].outputs} output port(s); "
-                               f"fromIndex {port} is out of range (ports are 0-based)",
-                               path=g.control_path + "/fromIndex", block=bid)
-        g.ctl = (i, port)
-
-    def ctx_warning(self, note):
-        self.plan.diagram.warnings.append(note)
-
-    def _conditions(self):
-        for i, b in enumerate(self.blocks):
-            if b.type.type != "iteratorCondition" or (i, 0) not in self.plan.slot_of:
-                continue
-            g = self.innermost[i]
-            while g is not None and g.kind != "whileIterator":
-                g = g.parent
-            if g is None:
-                continue
-            if g.cond_slot is not None:
-                raise DiagramError("bad_iterator", f"while-iterator subsystem {g.id!r} holds two iteratorCondition "
-                                   f"blocks (the second is {b.id!r}); one decides whether the loop goes on",
-                                   block=b.id, path=b.path)
-            g.cond_slot = self.plan.slot_of[(i, 0)]
-
-    def _function_calls(self, groups):
-        callees = {}
-        for g in groups:
-            if g.kind != "functionCall":
-                continue
-            if self.plan.diagram.solver != "discrete":
-                raise DiagramError("unsupported_solver", f"function-call subsystem {g.id!r} runs under the "
-                                   f"'discrete' solver only (nflow rejects continuous solvers for them), not "
-                                   f"{self.plan.diagram.solver!r}", path="/solver", block=g.id)
-            g.count, keys = 0, []
-            if g.ctl is None:
-                self.ctx_warning(f"function-call subsystem {g.id!r}: no functionCallGenerator drives its control "
-                                 "port; it never runs")
-                continue
-            i, port = g.ctl
-            while self.blocks[i].type.type == "functionCallSplit":
-                keys.append(port)
-                src = self.sources[i][0] if self.sources[i] else None
-                if src is None:
-                    break
-                i, port = src
-            else:
-                if self.blocks[i].type.type != "functionCallGenerator":
-                    raise DiagramError("bad_function_call", f"the control port of function-call subsystem {g.id!r} "
-                                       f"is driven by block {self.blocks[i].id!r} ({self.blocks[i].type.type}); it "
-                                       "takes a functionCallGenerator, directly or through functionCallSplit blocks",
-                                       path=g.control_path, block=g.id)
-                if self._rep(i, g.parent) != ("b", i):
-                    raise DiagramError("bad_function_call", f"functionCallGenerator {self.blocks[i].id!r} and the "
-                                       f"function-call subsystem {g.id!r} it calls must be in the same diagram "
-                                       "level", path=g.control_path, block=g.id)
-                g.count = int(self.blocks[i].params.get("NumberOfIterations", 1))
-                callees.setdefault(i, []).append((tuple(reversed(keys)), g))
-                continue
-            self.ctx_warning(f"function-call subsystem {g.id!r}: its functionCallSplit has no input; it never runs")
-        for chain in callees.values():   # split outputs call in port order: each callee after the previous
-            chain.sort(key=lambda item: item[0])
-            for (_, before), (_, after) in zip(chain, chain[1:]):
-                after.after = before
-
-    def _rep(self, i, scope):
-        """Block i seen from ``scope`` (None = top level): ("b", i) when it is directly in
-        the scope, ("g", child) when it is inside a child group of the scope, None when
-        it is outside the scope."""
-        g = self.innermost[i]
-        if g is scope:
-            return ("b", i)
-        prev = None
-        while g is not None and g is not scope:
-            prev, g = g, g.parent
-        return ("g", prev) if g is scope else None
-
-    def _inside(self, i, group) -> bool:
-        g = self.innermost[i]
-        while g is not None:
-            if g is group:
-                return True
-            g = g.parent
-        return False
-
-    def _nodes(self, scope, candidates):
-        nodes, seen = [], set()
-        for i in candidates:
-            r = self._rep(i, scope)
-            if r is None:
-                continue
-            if r[0] == "g":
-                if r[1] in seen:
-                    continue
-                seen.add(r[1])
-            nodes.append(r)
-        return nodes
-
-    def _deps(self, g):
-        """Signals a group reads from outside: the inputs its ALGEBRAIC phases feed through
-        (every input of blocks that run inside an iterated group, whose UPDATE runs in the
-        algebraic wave too) and the control signals."""
-        deps = []
-        for i in g.all_idx:
-            h, every = self.innermost[i], False
-            while h is not None:
-                every = every or h.kind in ITERATED
-                if h is g:
-                    break
-                h = h.parent
-            for port, src in enumerate(self.sources[i]):
-                if src is None or self._inside(src[0], g):
-                    continue
-                if every or ordering._feeds_through(self.ft[i], port):
-                    deps.append(src)
-        for h in _walk([g]):
-            if h.ctl is not None and not self._inside(h.ctl[0], g):
-                deps.append(h.ctl)
-        return deps
-
-    def _scope(self, scope, nodes):
-        """The ALGEBRAIC calls (dependency order, loops relaxed), OUTPUT and UPDATE calls
-        of one level: the top of the diagram or a group's body."""
-        local = {x: j for j, (_, x) in enumerate(nodes)}
-
-        def loc(i):
-            r = self._rep(i, scope)
-            return None if r is None else local.get(r[1])
-
-        phases, ft, sources, blocks, slots = [], [], [], [], {}
-        for j, (kind, x) in enumerate(nodes):
-            if kind == "b":
-                phases.append(Phases(algebraic=self.phases[x].algebraic))
-                ft.append(self.ft[x])
-                srcs = []
-                for src in self.sources[x]:
-                    lj = None if src is None else loc(src[0])
-                    srcs.append(None if lj is None else (lj, src[1]))
-                sources.append(srcs)
-                blocks.append(self.blocks[x])
-                for p in range(self.blocks[x].outputs):
-                    slots[(j, p)] = self.plan.slot_of[(x, p)]
-            else:
-                phases.append(Phases(algebraic=x.run))
-                ft.append(True)
-                deps = []
-                for src in x.deps:
-                    lj = loc(src[0])
-                    if lj is not None and lj != j:
-                        deps.append((lj, src[1]))
-                if x.after is not None and x.after in local:
-                    deps.append((local[x.after], 0))
-                sources.append(deps)
-                blocks.append(SimpleNamespace(id=x.id, outputs=len(x.out_slots)))
-                for p, s in enumerate(x.out_slots):
-                    slots[(j, p)] = s
-        calls = []
-        for members in ordering.algebraic_order(None, phases, ft, sources):
-            if len(members) > 1 or ordering.self_loop(members[0], sources, ft):
-                for j in members:
-                    kind, x = nodes[j]
-                    if kind == "g" and x.iterated:
-                        names = ", ".join(repr(blocks[m].id) for m in members)
-                        raise DiagramError("algebraic_loop", f"subsystem {x.id!r} runs its body several times a "
-                                           f"step ({x.kind}, or it holds such a subsystem) and cannot be part of an "
-                                           f"algebraic loop (through {names}); break the loop with a unitDelay",
-                                           block=x.id, path=x.path)
-                calls.append(ordering.relaxation(members, blocks, phases, self.S, slots, self.plan.budget))
-            else:
-                calls.append(phases[members[0]].algebraic)
-        outputs = [self.phases[x].output for kind, x in nodes if kind == "b" and self.phases[x].output]
-        updates = []
-        for kind, x in nodes:
-            f = self.phases[x].update if kind == "b" else (None if x.kind in ITERATED else x.update)
-            if f is not None:
-                updates.append(f)
-        return calls, outputs, updates
-
-    # -- one group
-    def _group(self, g):
-        g.deps = self._deps(g)
-        calls, outputs, updates = self._scope(g, self._nodes(g, g.all_idx))
-        state, S, ctx = g.state, self.S, self.ctx
-        below = [h.state for h in _walk(g.children)]
-
-        def reset():
-            state.active, state.iteration = False, 0.0
-
-        for i in g.idx:
-            blk = self.blocks[i]
-            if blk.type.acausal:
-                raise DiagramError("unsupported_subsystem", f"block {blk.id!r} ({blk.type.type}) is a physical block; "
-                                   f"it cannot sit in the {g.kind} subsystem {g.id!r} (physical networks run "
-                                   "continuously; put them in a plain subsystem)", block=blk.id, path=blk.path)
-        if g.kind in ITERATED:
-            for i in g.all_idx:
-                p = self.phases[i]
-                if p.part is not None or p.continuous:
-                    b = self.blocks[i]
-                    raise DiagramError("continuous_in_iterator", f"block {b.id!r} ({b.type.type}) has continuous "
-                                       f"state; it cannot run inside the {g.kind} subsystem {g.id!r}, which runs "
-                                       "its body several times a step (use discrete blocks)", block=b.id, path=b.path)
-            g.run, g.reset, g.update = self._iterated(g, calls, outputs, updates, below)
-            return
-        for i in g.idx:
-            p = self.phases[i]
-            if p.part is not None:
-                p.part = _GuardedPart(p.part, state)
-        test = _gate_test(g, S, self._control_slot(g))
-
-        def run():
-            if test():
-                state.active = True
-                for f in outputs:
-                    f()
-                for f in calls:
-                    f()
-            else:
-                state.active = False
-                for s in below:
-                    s.active = False
-
-        def update():
-            if state.active:
-                for f in updates:
-                    f()
-        g.run, g.reset, g.update = run, reset, (update if updates else None)
-
-    def _control_slot(self, g):
-        if g.ctl is None:
-            return None
-        slot = self.plan.slot_of[g.ctl]
-        return slot, np.ndim(self.plan.initial_signals[slot]) > 0
-
-    def _iterated(self, g, calls, outputs, updates, below):
-        state, S, ctx = g.state, self.S, self.ctx
-        count, cond, is_while = g.count, g.cond_slot, g.kind == "whileIterator"
-        # a while iterator's first pass is counted before the run, the others as they run;
-        # every pass beyond the first lets the budget look at the clock now and then
-        further_pass, spend = (g.pass_work if is_while else 0), self.plan.budget.spend
-        # passes commit state, so they run once per major step, on a committed evaluation
-        # (solver stages see the values of the last one); inside another iterated
-        # subsystem, at each of its passes (the outer one keeps to once a step)
-        once_a_step = not any(h.kind in ITERATED for h in _enclosing(g))
-        stamp = -1
-
-        def reset():
-            nonlocal stamp
-            state.active, state.iteration, stamp = False, 0.0, -1
-
-        def run():
-            nonlocal stamp
-            if ctx.side_effect_free or (once_a_step and stamp == ctx.k):
-                return
-            stamp = ctx.k
-            if count == 0:
-                state.active = False
-                for s in below:
-                    s.active = False
-                return
-            state.active = True
-            for n in range(1, count + 1):
-                if n > 1:
-                    spend(further_pass)
-                state.iteration = float(n)
-                for f in outputs:
-                    f()
-                for f in calls:
-                    f()
-                go = cond is None or S[cond] != 0.0   # do-while: a zero condition ends the loop
-                for f in updates:
-                    f()
-                if is_while and not go:
-                    break
-        return run, reset, None
-
-
-def _gate_test(g, S, control):
-    """Whether an action / enabled group runs this step, from its control signal."""
-    if control is None:
-        return lambda: False
-    slot, vector = control
-    if g.kind == "enable":
-        if vector:
-            return lambda: S[slot][0] > 0.0
-        return lambda: S[slot] > 0.0
-    if vector:
-        return lambda: _on(S[slot][0])
-    return lambda: _on(S[slot])
-
-
-def _on(c) -> bool:
-    return c != 0.0 and c == c
+        tag = b.params["GotoTag"]
+        sink = sinks.get(tag) if tag else None
+        source = None if sink is None else driver.get((sink.index, 0))
+        if sink is None:
+            warnings.append(f"labelSource {b.id!r}: no labelSink has GotoTag {tag!r}; it outputs 0" if tag else
+                            f"labelSource {b.id!r}: empty GotoTag; it outputs 0")
+        elif source is None:
+            warnings.append(f"labelSource {b.id!r}: labelSink {sink.id!r} (GotoTag {tag!r}) has no input; "
+                            "it outputs 0")
+        else:
+            routes.append((*source, b.index, b.inputs, b.where("GotoTag")["path"]))
+        blocks[b.index] = replace(b, inputs=b.inputs + 1)
+    return blocks, routes
