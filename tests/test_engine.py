@@ -104,3 +104,13 @@ def test_blocks_declared_with_fewer_ports_than_their_manifest_run():
     res = nc.simulate(d)
     assert res["status"] == "ok"
     assert np.isnan(np.asarray(res["workspace"]["simout"]["signals"]["values"], dtype=float)).all()
+
+
+def test_a_block_feeding_two_ports_of_another_is_ordered_once():
+    """Two wires from one block into another are one edge of the feedthrough graph (a
+    duplicated entry once made scipy's strong components loop forever)."""
+    blocks = [blk("c", "constant", Value=2.0), blk("s", "sum", Inputs="++", inputs=2), blk("m", "mult", inputs=2),
+              record()]
+    conns = [wire("c", "s", 0, 0), wire("c", "s", 0, 1), wire("s", "m", 0, 0), wire("s", "m", 0, 1), wire("m", "w")]
+    res = nc.simulate(diagram(blocks, conns, dt=0.1, duration=0.1))
+    assert res["workspace"]["y"][0] == [16.0]

@@ -66,9 +66,11 @@ def _strong_groups(nodes, succ) -> list:
     if not nodes:
         return []
     position = {node: k for k, node in enumerate(nodes)}
-    # the adjacency lists are the CSR rows already
-    indices = [position[b] for a in nodes for b in succ[a]]
-    indptr = np.cumsum([0] + [len(succ[a]) for a in nodes])
+    # the adjacency lists are the CSR rows, once each target is made unique and sorted (a
+    # canonical matrix: scipy's strong components never return on a duplicated entry)
+    rows = [sorted({position[b] for b in succ[a]}) for a in nodes]
+    indices = [k for row in rows for k in row]
+    indptr = np.cumsum([0] + [len(row) for row in rows])
     graph = csr_matrix((np.ones(len(indices)), indices, indptr), shape=(len(nodes), len(nodes)))
     count, labels = connected_components(graph, directed=True, connection="strong")
     groups = [[] for _ in range(count)]
