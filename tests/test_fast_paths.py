@@ -262,9 +262,10 @@ def test_bulk_recording_holds_blocks_of_rows():
 
 
 def test_circuit_sensor_paths_not_taken():
-    # a switching element: the probe depends on the modes, recorded per major step
-    diode = _circuit(CIRCUIT_SOURCES["sine"], extra_blocks=[blk("D", "IdealDiode")],
-                     extra_links=[pin("D", "p", "C", "p"), pin("D", "n", "gnd", "p")])
+    # a switching element (a diode and a load across C): the probe depends on the modes,
+    # recorded per major step
+    diode = _circuit(CIRCUIT_SOURCES["sine"], extra_blocks=[blk("D", "IdealDiode"), blk("RD", "Resistor", R=100.0)],
+                     extra_links=[pin("D", "p", "C", "p"), pin("D", "n", "RD", "p"), pin("RD", "n", "gnd", "p")])
     plan = nc.compile_plan(diode)
     assert _index(plan, "A_v") in PlanSystem(plan).skipped and not _taken(diode)
     # a signal drives the island: the sensor may be skipped, but not the signal's source
