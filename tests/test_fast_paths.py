@@ -15,7 +15,7 @@ import nflow_compat as nc
 from nflow_compat.engine import continuous as cont
 from nflow_compat.engine.continuous import PlanSystem
 
-from .util import blk, diagram, wire
+from .util import blk, diagram, pin, wire
 
 
 def _stick_slip(solver="ode45", duration=5.0, recorders=None, extra_blocks=(), extra_wires=()):
@@ -189,3 +189,99 @@ def test_cone_keeps_impure_blocks():
     assert _index(plan, "lk") not in system.skipped
     assert _index(plan, "s_stop1") not in system.skipped     # it feeds the lookup
     assert _index(plan, "v_stop1") in system.skipped
+
+
+# ----------------------------------------------------------------------------- circuits
+
+def _circuit(source, solver="ode45", extra_blocks=(), extra_links=(), sensors=("A_v", "i_s")):
+    """source -> i_s (CurrentSensor) -> R -> C -> ground, A_v (VoltageSensor)
+    across C, the sensors recorded. 'A_v' sorts first among the acausal blocks, so it is
+    the one that carries the island's part."""
+    blocks = [blk("gnd", "Ground"), source, blk("i_s", "CurrentSensor"), blk("R", "Resistor", R=50.0),
+              blk("C", "Capacitor", C=0.002), blk("A_v", "VoltageSensor")] + list(extra_blocks)
+    src = source["id"]
+    links = [pin(src, "n", "gnd", "p"), pin(src, "p", "i_s", "p"), pin("i_s", "n", "R", "p"), pin("R", "n", "C", "p"),
+             pin("C", "n", "gnd", "p"), pin("A_v", "p", "C", "p"), pin("A_v", "n", "gnd", "p")] + list(extra_links)
+    wires = []
+    for sensor in sensors:
+        blocks.append(blk(f"rec_{sensor}", "toWorkspace", VariableName=sensor, SaveFormat="Array"))
+        wires.append(wire(sensor, f"rec_{sensor}"))
+    return diagram(blocks, links + wires, dt=1e-3, duration=0.3, solver=solver, relTol=1e-6, absTol=1e-8)
+
+
+CIRCUIT_SOURCES = {
+    "constant": blk("V", "ConstantVoltage", V=2.0),            # c constant: L c0, Zc c0 once per mode
+    "sine": blk("V", "SineVoltage", Amplitude=3.0, Frequency=5.0),             # a time function in c(t)
+}
+
+
+@pytest.mark.parametrize("solver", ["ode45", "dae"])
+@pytest.mark.parametrize("source", sorted(CIRCUIT_SOURCES))
+def test_circuit_sensors_skipped_and_recorded_in_bulk(source, solver):
+    """Sensors of a linear circuit only read their island: solver stages skip them (also
+    the one carrying the island's part), and their recorded values are computed from the
+    grid states after the run, exactly as the major steps compute them."""
+    d = _circuit(CIRCUIT_SOURCES[source], solver)
+    plan = nc.compile_plan(d)
+    system = PlanSystem(plan)
+    assert {_index(plan, "A_v"), _index(plan, "i_s")} <= system.skipped
+    assert plan.phases[_index(plan, "A_v")].part is not None
+    assert not system.warm_started
+    assert _taken(d)
+    fast, slow = _run(d), _run(d, per_step=True)
+    assert _bytes(fast) == _bytes(slow)
+    v = np.asarray(fast["workspace"]["A_v"], dtype=float)[:, 0]
+    assert v.shape == (301,) and np.ptp(v) > 0.1
+
+
+def test_index_two_circuit_recorded_in_bulk():
+    """A capacitor right across a sine source (index 2: its current needs the source's
+    time derivative, the Zd c' term) read by a current sensor, in bulk as per step."""
+    blocks = [blk("gnd", "Ground"), blk("V", "SineVoltage", Amplitude=3.0, Frequency=5.0), blk("i_s", "CurrentSensor"),
+              blk("C", "Capacitor", C=0.002), blk("R", "Resistor", R=50.0),
+              blk("rec", "toWorkspace", VariableName="i", SaveFormat="Array")]
+    links = [pin("V", "n", "gnd", "p"), pin("V", "p", "i_s", "p"), pin("i_s", "n", "C", "p"), pin("C", "n", "gnd", "p"),
+             pin("R", "p", "C", "p"), pin("R", "n", "gnd", "p")]
+    d = diagram(blocks, links + [wire("i_s", "rec")], dt=1e-3, duration=0.3, solver="dae", relTol=1e-6, absTol=1e-8)
+    assert _taken(d)
+    fast, slow = _run(d), _run(d, per_step=True)
+    assert _bytes(fast) == _bytes(slow)
+    t = np.asarray(fast["time"])
+    i = np.asarray(fast["workspace"]["i"], dtype=float)[:, 0]
+    # i = C v' + v/R with v = 3 sin(10 pi t)
+    expected = 0.002 * 3.0 * 10 * math.pi * np.cos(10 * math.pi * t) + 3.0 * np.sin(10 * math.pi * t) / 50.0
+    assert np.max(np.abs(i - expected)) < 1e-6
+
+
+def test_bulk_recording_holds_blocks_of_rows():
+    """More grid points than one block of rows (``ROWS_AT_ONCE``): the same bytes."""
+    d = _circuit(CIRCUIT_SOURCES["sine"], "dae")
+    d["sampleTime"] = 0.3 / (2.5 * cont.ROWS_AT_ONCE)
+    assert _taken(d)
+    assert _bytes(_run(d)) == _bytes(_run(d, per_step=True))
+
+
+def test_circuit_sensor_paths_not_taken():
+    # a switching element (a diode and a load across C): the probe depends on the modes,
+    # recorded per major step
+    diode = _circuit(CIRCUIT_SOURCES["sine"], extra_blocks=[blk("D", "IdealDiode"), blk("RD", "Resistor", R=100.0)],
+                     extra_links=[pin("D", "p", "C", "p"), pin("D", "n", "RD", "p"), pin("RD", "n", "gnd", "p")])
+    plan = nc.compile_plan(diode)
+    assert _index(plan, "A_v") in PlanSystem(plan).skipped and not _taken(diode)
+    # a signal drives the island: the sensor may be skipped, but not the signal's source
+    driven = _circuit(blk("V", "SignalVoltage"), extra_blocks=[blk("sig", "sine", Amplitude=2.0, Frequency=5.0)],
+                      extra_links=[wire("sig", "V")])
+    plan = nc.compile_plan(driven)
+    system = PlanSystem(plan)
+    assert _index(plan, "A_v") in system.skipped and _index(plan, "sig") not in system.skipped
+    assert not _taken(driven)
+    # a non-linear law: its sensors move Newton's warm start, so they run at every stage
+    # and the driver evaluates at every step end
+    exp_law = _circuit(CIRCUIT_SOURCES["sine"], extra_blocks=[blk("D", "Diode")],
+                       extra_links=[pin("D", "p", "C", "p"), pin("D", "n", "gnd", "p")])
+    plan = nc.compile_plan(exp_law)
+    system = PlanSystem(plan)
+    assert _index(plan, "A_v") not in system.skipped and system.warm_started
+    assert not _taken(exp_law)
+    for d in (diode, driven, exp_law):
+        assert _bytes(_run(d)) == _bytes(_run(d, per_step=True))

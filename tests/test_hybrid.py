@@ -366,3 +366,36 @@ def test_group_dispatches_states_and_events():
     assert len(a.calls) == 1 and abs(a.calls[0][0] - LN2) < 1e-9
     assert abs(b.impacts[0][0] - math.sqrt(2 / Ball.G)) < 1e-9
     assert np.allclose(res.x[:, 0], decay_exact(res.t), rtol=1e-7)
+
+
+class CountedDecay:
+    """x' = -x with no relation; counts the event-function evaluations."""
+
+    def __init__(self, warm_started=False):
+        self.warm_started = warm_started
+        self.g_calls = 0
+
+    def derivative(self, t, x):
+        return -x
+
+    def event_functions(self, t, x):
+        self.g_calls += 1
+        return np.zeros(0)
+
+    def handle_events(self, t, x, fired):
+        return x
+
+
+@pytest.mark.parametrize("method", ["ode45", "dae"])
+def test_no_relations_are_looked_at_once_per_restart(method):
+    """Without relations the event functions are evaluated at the (re)start only, unless
+    the system says an evaluation leaves a warm start behind (``warm_started``): then at
+    every step end, as before the shortcut, with the same result."""
+    grid = make_grid(0.01, 2.0)
+    plain, warm = CountedDecay(), CountedDecay(warm_started=True)
+    a = integrate_hybrid(plain, [1.0], grid, method=method)
+    b = integrate_hybrid(warm, [1.0], grid, method=method)
+    assert plain.g_calls == 1
+    assert warm.g_calls == 1 + b.stats["steps"]
+    assert np.array_equal(a.x, b.x)
+    assert np.allclose(a.x[:, 0], np.exp(-grid), rtol=1e-5)

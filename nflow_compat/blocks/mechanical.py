@@ -27,12 +27,18 @@ def _build(io):
         def output():
             for o, read in readers:
                 S[o] = read()
-        linear = {o: getattr(read, "linear", None) for o, read in readers}
+        # pure when every reader only reads its island: the engine may then skip this
+        # closure where nothing but recorders reads it (engine.continuous)
+        output.pure = all(read.pure for _, read in readers)
+        linear = {o: read.linear for o, read in readers}
         if all(term is not None for term in linear.values()):
             # every output is a fixed linear function of the island state: the engine may
-            # skip this closure where nothing but recorders reads it, and compute the
-            # recorded values in bulk (engine.continuous)
+            # compute the recorded values in bulk (engine.continuous)
             output.linear = linear
+        # outputs that are functions of time and the island's state alone: likewise
+        of_state = {o: read.of_state for o, read in readers if read.of_state is not None}
+        if of_state:
+            output.of_state = of_state
         rates = [(io.outs[port], read) for port, read in member.rates.items() if port < len(io.outs)]
         if rates:
             def rate(R):

@@ -14,14 +14,16 @@ freely across the grid and the grid is read from its dense output.
 from __future__ import annotations
 
 import math
+from functools import partial
 
 import numpy as np
 
 from .. import roots
 from ..blocks import REGISTRY
 from ..errors import SimulationError
-from .hybrid import FIXED_STEP, StiffnessWatch, integrate_hybrid, make_grid
+from .hybrid import StiffnessWatch, integrate_hybrid, make_grid
 from .rates import attach_rates
+from .solvers import FIXED_STEP
 
 # nflow's fixed-step loop integrates physical islands with classical RK4 between grid
 # points (events still located inside a step); ode1/ode4/ode45/dae are the named solvers.
@@ -38,6 +40,10 @@ METHOD_NAME = {"ode1": "forward Euler", "ode4": "classical RK4"}
 # is seen unless it stays flipped for less than an eighth of that stretch (a sine above a
 # threshold for less than 1/16 of its period: within 2% of its amplitude).
 SCANS_PER_SCALE = 8
+
+# grid rows whose recorded values are computed together after a free run (a block of
+# every island's unknowns is held at once)
+ROWS_AT_ONCE = 1024
 
 
 class PlanSystem:
@@ -66,6 +72,11 @@ class PlanSystem:
         # solver-stage evaluations run only what can reach a continuous part (see _cone)
         self.skipped = _skippable(plan)
         self.stage_output, self.stage_algebraic = _stage_lists(plan, self.skipped)
+        # an evaluation may move a Newton warm start (the algebraic unknowns', a non-linear
+        # island's behind an impure sensor) that later results depend on to the last bit
+        self.warm_started = self.algebraic_solve is not None or any(
+            b.type.acausal and (p.output is not None or p.algebraic is not None) and not _pure(b, p)
+            for i, (b, p) in enumerate(zip(plan.diagram.blocks, plan.phases)) if i not in self.skipped)
         # one island holding the whole state: no slicing, no concatenation (an island
         # returns fresh arrays, so its derivative can be handed to the solver as it is)
         self.single = (self.parts[0] if len(self.parts) == 1 and isinstance(self.parts[0], _island_part())
@@ -105,8 +116,9 @@ class PlanSystem:
             xdot = self.single.derivative(t, x)
         else:
             xdot = np.concatenate([part.derivative(t, x[sl]) for part, sl in zip(self.parts, self.slices)])
-        # the same test element by element: much cheaper than two ufunc calls on a few states
-        if not (all(map(math.isfinite, xdot.tolist())) if xdot.size <= 16 else np.isfinite(xdot).all()):
+        # a finite sum of squares has every term finite (an infinity or a NaN would carry
+        # over); only an overflowing one, which finite terms may give, is looked at closely
+        if not math.isfinite(xdot.dot(xdot)) and not np.isfinite(xdot).all():
             raise SimulationError("non_finite_state", f"the state derivative is not finite at t = {t:.9g} "
                                   "(an infinite or NaN input, or a parameter outside the floating-point range)")
         return xdot
@@ -588,13 +600,16 @@ def _island_part():
 def _pure(block, phases) -> bool:
     """Whether block's OUTPUT / ALGEBRAIC closures may run any number of times (or not at
     all) without any effect but on its output slots."""
-    if phases.update is not None or phases.part is not None or phases.after_step is not None:
+    if phases.update is not None or phases.after_step is not None:
         return False
-    if REGISTRY[block.type.type].pure:     # declared by its handler (``@block(pure=True)``)
+    closure = phases.output if phases.output is not None else phases.algebraic
+    if getattr(closure, "pure", False):
+        # declared by the closure (an acausal sensor reading its island), also on the block
+        # that carries the island's part: the part is integrated whether or not it runs
         return True
-    # an acausal sensor whose every output is linear in the island state
-    return (block.type.acausal and phases.algebraic is None and phases.output is not None
-            and getattr(phases.output, "linear", None) is not None)
+    # declared by its handler (``@block(pure=True)``); a block carrying a part under that
+    # flag is a crossing surface reading its inputs at every stage
+    return phases.part is None and REGISTRY[block.type.type].pure
 
 
 def _after_step_reader(block, phases) -> bool:
@@ -620,11 +635,15 @@ def _skippable(plan) -> frozenset:
                 consumers[src[0]].append(i)
     cand = {i for i, (b, p) in enumerate(zip(blocks, phases))
             if (p.output is not None or p.algebraic is not None) and _pure(b, p)}
+    # blocks that read their inputs at every stage whether their closures run or not: a
+    # part's derivative, an island's feed
+    stage_readers = {i for i, (b, p) in enumerate(zip(blocks, phases)) if p.part is not None or b.type.acausal}
     changed = True
     while changed:
         changed = False
         for i in sorted(cand):
-            if any(j not in cand and not _after_step_reader(blocks[j], phases[j]) for j in consumers[i]):
+            if any((j not in cand or j in stage_readers) and not _after_step_reader(blocks[j], phases[j])
+                   for j in consumers[i]):
                 cand.discard(i)
                 changed = True
     return frozenset(cand)
@@ -651,15 +670,17 @@ def _bulk_recording(plan, system, progress):
     major step and nothing else observes one: no UPDATE, no progress callback, no
     algebraic unknowns, no subsystems; every AFTER_STEP (and every result) is a
     toWorkspace with a bulk entry whose input is unconnected or written by a sensor
-    linear in the state; every other OUTPUT / ALGEBRAIC closure is pure (``_pure``).
-    Returns [(bulk, linear terms or None)]."""
+    whose value depends on time and its island's state alone (``output.linear``: linear
+    terms; ``output.of_state``: a circuit probe); every other OUTPUT / ALGEBRAIC closure is
+    pure (``_pure``). Returns [(bulk, values or None)], ``values(times, X, slice_of,
+    solved)`` giving the recorded values on a block of grid rows (``_record_in_bulk``)."""
     d = plan.diagram
     if progress is not None or plan.update or system.algebraic_solve is not None or d.structure is not None:
         return None
     own = {id(p.algebraic) for p in plan.phases if p.algebraic is not None}
     if any(id(f) not in own for f in plan.algebraic):   # an algebraic loop's relaxation
         return None
-    linear_of = {}
+    values_of = {}
     recorders = []
     for b, p in zip(d.blocks, plan.phases):
         if p.after_step is not None or p.result is not None:
@@ -672,25 +693,46 @@ def _bulk_recording(plan, system, progress):
             continue
         if not _pure(b, p):
             return None
-        linear_of.update(getattr(p.output, "linear", None) or {})
+        for slot, (part, pick) in (getattr(p.output, "of_state", None) or {}).items():
+            values_of[slot] = partial(_probed_values, part, pick)
+        for slot, linear in (getattr(p.output, "linear", None) or {}).items():
+            values_of[slot] = partial(_linear_values, linear)
     out = []
     for bulk in recorders:
         if bulk.slot is None:
             out.append((bulk, None))
-        elif bulk.slot in linear_of:
-            out.append((bulk, linear_of[bulk.slot]))
+        elif bulk.slot in values_of:
+            out.append((bulk, values_of[bulk.slot]))
         else:
             return None
     return out
 
 
-def _record_in_bulk(plan, system, recorders, res) -> None:
-    """Fill the recorders from the grid states of a free run, as the major steps would."""
+def _linear_values(linear, times, X, slice_of, solved):
     from ..physical.islands import linear_values
+    return linear_values(linear, lambda part, i: X[:, slice_of[id(part)].start + i])
+
+
+def _probed_values(part, pick, times, X, slice_of, solved):
+    """A circuit probe's values: its island's unknowns, solved once for all its probes."""
+    z = solved.get(id(part))
+    if z is None:
+        z = solved[id(part)] = part.island.solve_rows(times, X[:, slice_of[id(part)]])
+    return pick(z)
+
+
+def _record_in_bulk(plan, system, recorders, res) -> None:
+    """Fill the recorders from the grid states of a free run, as the major steps would,
+    ``ROWS_AT_ONCE`` grid rows at a time."""
     n = len(res.t)
-    X = res.x
-    start = {id(part): sl.start for part, sl in zip(system.parts, system.slices)}
+    slice_of = {id(part): sl for part, sl in zip(system.parts, system.slices)}
     step_times = np.arange(n) * plan.diagram.sample_time    # ctx.t of each major step: k * dt
-    for bulk, linear in recorders:
-        column = None if linear is None else linear_values(linear, lambda part, i: X[:, start[id(part)] + i])
+    columns = [None if values is None else np.empty(n) for _, values in recorders]
+    for start in range(0, n, ROWS_AT_ONCE):
+        rows = slice(start, start + ROWS_AT_ONCE)
+        solved = {}
+        for column, (_, values) in zip(columns, recorders):
+            if values is not None:
+                column[rows] = values(step_times[rows], res.x[rows], slice_of, solved)
+    for column, (bulk, _) in zip(columns, recorders):
         bulk(step_times, column)

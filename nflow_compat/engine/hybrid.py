@@ -17,7 +17,11 @@ and optionally
 * ``next_time_event(t) -> float`` - the first known discontinuity of an input strictly after
   ``t`` (a Step's start time, ...), ``inf`` if none;
 * ``relation_values(t, x) -> array`` - the committed value of each relation at a (re)start:
-  1.0 (true), 0.0 (false) or NaN (let the driver decide, see below).
+  1.0 (true), 0.0 (false) or NaN (let the driver decide, see below);
+* ``warm_started`` - True when an evaluation may leave behind a warm start (a Newton
+  iteration's last solution) that later results depend on to the last bit: the event
+  functions are then evaluated at every step end even when there are none, as the driver
+  always has, so results do not change with that shortcut.
 
 Restarting on a threshold: after a restart an event function may sit exactly at 0 (``v = 0``
 after a stop re-initialisation, ``s == smin`` at the stop).  It never fires *at* the restart
@@ -32,12 +36,12 @@ instant.  Which side it is on is decided
   which Dymola also reports ~1e-12 s after the first - and so is ``s`` leaving the stop
   (MSL re-arms ``stopped`` there, needed for the next impact).
 
-Event location: the bracket ``[a, b]`` around the flip is shrunk (Illinois regula falsi with
-bisection safeguard) on the solver's dense output to ``1e-13*max(1, |t|)``, and the event
-is placed at the *right* end ``b``: the relation has already flipped there, so the state
-handed to ``handle_events`` is on the new side (a velocity that crossed zero is already
-minutely of the new sign: MSL/Dymola's direct Forward <-> Backward reversal).  The solver
-is restarted *at* the event time with the new state.
+Event location: scipy's ``brentq`` finds where the relation flips on the solver's dense
+output, to ``1e-13*max(1, |t|)``, and the event is placed at the *right* end of that
+bracket, where the relation has already flipped (``_locate``): the state handed to
+``handle_events`` is on the new side (a velocity that crossed zero is already minutely of
+the new sign: MSL/Dymola's direct Forward <-> Backward reversal).  The solver is
+restarted *at* the event time with the new state.
 
 Output: the caller's grid ``t_k`` is reported from dense output (never by shortening
 steps); a grid time that coincides with an event reports the post-event value.
@@ -47,10 +51,12 @@ evaluation is made at ``min(t, nextafter(T, -inf))``, so a source ``0 if t < T e
 seen at its left limit until the event at ``T`` is processed (Modelica freezes time
 relations between events).
 
-Methods: ``ode45`` = scipy RK45 (Dormand-Prince 5(4)), ``dae`` = scipy LSODA (see
-``METHODS``), any scipy OdeSolver name (``RK23``, ``DOP853``, ``BDF``, ``LSODA``,
+Methods (``engine.solvers``): ``ode45`` = scipy RK45 (Dormand-Prince 5(4)), ``dae`` =
+scipy LSODA, any scipy OdeSolver name (``RK23``, ``DOP853``, ``BDF``, ``LSODA``,
 ``Radau``, ``RK45``), and the fixed-step ``ode1`` (forward Euler) / ``ode4`` (classical
-RK4) with events still located inside a step.
+RK4), OdeSolvers of their own that land on the grid, with events still located inside a
+step. One loop steps them all (``_Run``); the solver is asked for its state between two
+step ends through its public ``dense_output()``, the times of a step asked at once.
 """
 from __future__ import annotations
 
@@ -60,27 +66,11 @@ from dataclasses import dataclass, field
 from typing import Callable, NamedTuple
 
 import numpy as np
+from scipy.optimize import brentq
 
 from ..errors import SimulationError
-
-# 'dae' -> LSODA (ODEPACK: Adams for non-stiff stretches, BDF when stiffness is detected).
-# The islands are index-reduced by construction (accelerations and stuck forces come from a
-# KKT solve inside derivative()), so the "DAE" is an ODE; what the reference tool's DASSL
-# brings on top of an explicit method is stiff stability (stiff compliant elements such as
-# c=1e5 spring-dampers next to light inertias).  LSODA gives that automatically and is a
-# multistep BDF-family code like DASSL.  Measured (rtol 1e-6): CoupledClutches 0.05 s,
-# Translational.Friction 0.23 s, a c=1e5 spring-damper + brake 0.04 s, versus RK45
-# 0.08/0.30/1.5 s, Radau 0.15/0.7/0.3 s and BDF 0.13/0.47/0.11 s, with every MSL event
-# instant within ~6e-6 s of the reference.  Radau/BDF stay available by name.
-METHODS = {
-    "ode45": "RK45",
-    "dae": "LSODA",
-    "ode23": "RK23",
-    "ode15s": "BDF",
-    "RK45": "RK45", "RK23": "RK23", "DOP853": "DOP853", "Radau": "Radau",
-    "BDF": "BDF", "LSODA": "LSODA",
-}
-FIXED_STEP = ("ode1", "ode4")
+from .solvers import FIXED_STEP, FixedStep, solver_class
+from .solvers.fixed import snap
 
 _EPS = np.finfo(float).eps
 
@@ -250,63 +240,43 @@ def make_grid(dt: float, duration: float, t0: float = 0.0) -> np.ndarray:
     return t0 + np.arange(n + 1) * dt
 
 
-def _solver_class(name: str):
-    from scipy import integrate
-    try:
-        return getattr(integrate, METHODS[name])
-    except KeyError:
-        raise SimulationError("unknown_solver", f"unknown solver {name!r}; use one of "
-                              f"{sorted(set(METHODS) | set(FIXED_STEP))}") from None
-
-
 def _xtol(t: float) -> float:
     return max(1e-13 * max(1.0, abs(t)), 4.0 * _EPS * abs(t))
 
 
-def _locate(gi: Callable[[float], float], a: float, b: float, fa: float, fb: float,
-            old: bool, xtol: float):
-    """Shrink ``[a, b]`` so that ``(g(a) > 0) == old`` and ``(g(b) > 0) != old``.
+# the smallest magnitude: an exact zero of g stands for the side where 'g > 0' is false
+_TINY = float(np.finfo(float).smallest_subnormal)
 
-    Illinois false position with a bisection safeguard.  Returns ``(a, b)``.
-    """
-    if fa == 0.0 and old is False:
-        # g starts exactly on the threshold (a fresh restart): the flip is right after a.
-        c = min(a + xtol, 0.5 * (a + b)) if b - a > xtol else b
-        fc = gi(c)
-        if (fc > 0.0) != old:
-            return a, c
-        a, fa = c, fc
-    side = 0
-    n = 0
-    checkpoint = b - a
-    while b - a > xtol and n < 300:
-        n += 1
-        if n % 3 == 0:
-            # safeguard: unless the last three probes halved the bracket, bisect
-            force_bisect = (b - a) > 0.5 * checkpoint
-            checkpoint = b - a
-        else:
-            force_bisect = False
-        if force_bisect or fb == fa:
-            c = 0.5 * (a + b)
-        else:
-            c = b - fb * (b - a) / (fb - fa)
-            if not (a + 0.25 * xtol < c < b - 0.25 * xtol):
-                c = 0.5 * (a + b)
-        if not (a < c < b):
-            break                          # bracket at floating-point resolution
-        fc = gi(c)
-        if (fc > 0.0) == old:
-            a, fa = c, fc
-            if side == -1:
-                fb *= 0.5
-            side = -1
-        else:
-            b, fb = c, fc
-            if side == 1:
-                fa *= 0.5
-            side = 1
-    return a, b
+
+def _locate(gi: Callable[[float], float], a: float, b: float, fa: float, fb: float,
+            old: bool, xtol: float) -> float:
+    """The first time in ``(a, b]`` where the relation ``gi(t) > 0``, ``old`` at ``a``
+    (value ``fa``), no longer is (it is not at ``b``, value ``fb``), to ``xtol``: the
+    right end of a bracket around the flip, on the new side.
+
+    scipy's ``brentq`` finds the sign change of ``gi`` (an exact zero counts as negative:
+    'g > 0' is false there, whichever side is new); a root it answers on the old side is
+    moved on by ``xtol`` (the crossing lies within that), or, should the relation still
+    be old there, the search goes on beyond it."""
+    known = {a: fa, b: fb}
+
+    def signed(t):
+        v = known.get(t)
+        if v is None:
+            v = known[t] = gi(t)
+        return v if v != 0.0 else -_TINY
+
+    def flipped(t):
+        return (signed(t) > 0.0) != old
+
+    while True:
+        root = brentq(signed, a, b, xtol=xtol, rtol=4.0 * _EPS, maxiter=300, disp=False)
+        if flipped(root):
+            return root
+        nudged = root + xtol
+        if nudged >= b or flipped(nudged):
+            return min(nudged, b)
+        a = nudged
 
 
 class _Sampler:
@@ -319,35 +289,28 @@ class _Sampler:
         self.sample = sample
         self.stop = False
 
-    @staticmethod
-    def snap(t):
-        return 8.0 * _EPS * max(1.0, abs(t))
-
     def before(self, t_end: float, state_at):
-        """Emit every pending grid point before ``t_end`` (farther than a few ulps). A
-        ``state_at`` with a ``batch`` attribute (dense output) is asked once for them all."""
-        grid = self.grid
-        lim = t_end - self.snap(t_end)
-        end = int(np.searchsorted(grid, lim, side="left"))
-        if end - self.k > 1 and getattr(state_at, "batch", None) is not None:
-            if self.sample is None:
-                # nobody to call per point: store the whole batch with one assignment
-                # (the same rows the loop below would store one by one)
-                self.out[self.k:end] = state_at.batch(grid[self.k:end])
-                self.k = end
-                return
-            for x in state_at.batch(grid[self.k:end]):
-                if self.stop:
-                    return
-                self._emit(grid[self.k], x)
+        """Emit every pending grid point before ``t_end`` (farther than a few ulps), their
+        states asked at once (``state_at.batch``)."""
+        grid, lim = self.grid, t_end - snap(t_end)
+        if self.k >= len(grid) or grid[self.k] >= lim:
+            return            # none (most steps of a fine grid's fixed step, or of a fast system)
+        end = int(grid.searchsorted(lim, side="left"))
+        rows = state_at.batch(grid[self.k:end])
+        if self.sample is None:
+            # nobody to call per point: store them with one assignment
+            self.out[self.k:end] = rows
+            self.k = end
             return
-        while not self.stop and self.k < end:
-            self._emit(grid[self.k], state_at(grid[self.k]))
+        for x in rows:
+            if self.stop:
+                return
+            self._emit(grid[self.k], x)
 
     def at(self, t: float, x):
         """Emit the grid points equal (within a few ulps) to ``t`` with state ``x``."""
         grid = self.grid
-        lim = t + self.snap(t)
+        lim = t + snap(t)
         while not self.stop and self.k < len(grid) and grid[self.k] <= lim:
             self._emit(grid[self.k], x)
 
@@ -360,39 +323,6 @@ class _Sampler:
     @property
     def done(self):
         return self.stop or self.k >= len(self.grid)
-
-
-def _point_evaluator(dense):
-    """``dense(t)`` for one time ``t``. For scipy's RK dense output (RK45, RK23), the very
-    operations of ``RkDenseOutput._call_impl`` on a scalar (the powers of x as a running
-    product, as its cumprod does; the same ``np.dot``) without the array wrapping around
-    them; any other dense output is called as it is."""
-    try:
-        from scipy.integrate._ivp.lsoda import LsodaDenseOutput
-        from scipy.integrate._ivp.rk import RkDenseOutput
-    except ImportError:          # a scipy that moved them: the public call
-        return dense
-    if type(dense) is LsodaDenseOutput:
-        # LsodaDenseOutput._call_impl on a scalar: the same power ufunc and np.dot
-        yh, tn, hn, powers = dense.yh, dense.t, dense.h, dense.p
-
-        def at_lsoda(t):
-            return np.dot(yh, ((t - tn) / hn) ** powers)
-        return at_lsoda
-    if type(dense) is not RkDenseOutput:
-        return dense
-    Q, h, t_old, y_old, order = dense.Q, dense.h, dense.t_old, dense.y_old, dense.order
-    dot, array = np.dot, np.array
-
-    def at(t):
-        x = (t - t_old) / h
-        p = [x]
-        for _ in range(order):
-            p.append(p[-1] * x)
-        y = h * dot(Q, array(p))
-        y += y_old
-        return y
-    return at
 
 
 class _Watch:
@@ -432,11 +362,42 @@ class _Watch:
             self.g_left[p] = gp[p]
             self.pending = np.zeros_like(p)
             self.any_pending = False
-        return np.nonzero((g1 > 0.0) != self.b0)[0]
+        return ((g1 > 0.0) != self.b0).nonzero()[0]     # the method: np.nonzero's wrapper costs more
 
     def advance(self, t1, g1):
         self.t_left[:] = t1
         self.g_left[:] = g1
+
+
+@dataclass(frozen=True)
+class Stepping:
+    """How the solver steps: its class (``engine.solvers``), tolerances and step sizes."""
+
+    solver: type
+    rtol: float = 1e-6
+    atol: float = 1e-8
+    max_step: float = math.inf       # variable-step methods
+    first_step: float | None = None  # variable-step methods; None: the solver's choice
+    fixed_step: float = math.inf     # fixed-step methods
+
+
+@dataclass(frozen=True)
+class Scanning:
+    """Where the event functions are checked besides the step ends: ``interior``
+    equidistant points per step, and at least every ``spacing`` seconds (None: no such
+    bound)."""
+
+    interior: int = 3
+    spacing: float | None = None
+
+
+@dataclass(frozen=True)
+class RunLimits:
+    """When a run is given up: steps (and event checks), events, events at one instant."""
+
+    max_steps: int = 5_000_000
+    max_events: int = 100_000
+    max_events_per_instant: int = 200
 
 
 def integrate_hybrid(system, x0, grid, *, method: str = "ode45", rtol: float = 1e-6,
@@ -471,29 +432,40 @@ def integrate_hybrid(system, x0, grid, *, method: str = "ode45", rtol: float = 1
         raise SimulationError("bad_grid", "the output grid must be a strictly increasing, finite 1-D array")
     if not (rtol > 0 and atol > 0):
         raise SimulationError("bad_tolerance", "rtol and atol must be positive")
+    if scan_spacing is not None and not scan_spacing > 0:
+        raise SimulationError("bad_scan_spacing", "the event scan spacing must be positive")
+    solver_cls = solver_class(method)
+    fixed = method in FIXED_STEP
+    span = float(grid[-1]) - float(grid[0])
+    if max_step is None or max_step == 0:
+        # Simulink's "auto" rule: a fiftieth of the span.  Error control only sees the
+        # states; an event driven by the inputs alone (a stuck force following a sine
+        # while every state is at rest, so the ODE is trivial and steps grow without
+        # bound) would otherwise be missed between two huge steps.
+        max_step = span / 50.0 or math.inf
+    if fixed_step is None:
+        fixed_step = float(grid[1] - grid[0]) if len(grid) > 1 else span
+    if fixed and not fixed_step > 0:
+        raise SimulationError("bad_step", "the fixed step must be positive")
+    if fixed and stiffness is None:
+        stiffness = StiffnessWatch(method)
+    if event_samples is None:
+        event_samples = 0 if fixed else 3
     x = np.array(x0, dtype=float)
     t = float(grid[0])
     if hasattr(system, "initialize"):
         x = np.array(system.initialize(t, x), dtype=float)
-    run = _Run(system, grid, x, sample, rtol, atol, max_step, first_step,
-               max_events, max_events_per_instant)
-    run.max_steps = max_steps
-    if event_samples is None:
-        event_samples = 0 if method in FIXED_STEP else 3
-    run.n_scan = max(0, int(event_samples))
-    if scan_spacing is not None and not scan_spacing > 0:
-        raise SimulationError("bad_scan_spacing", "the event scan spacing must be positive")
-    run.scan_spacing = scan_spacing
-    if method in FIXED_STEP:
-        watch = stiffness if stiffness is not None else StiffnessWatch(method)
-        run.fixed(t, x, method, fixed_step, watch)
-        run.stats["stiffness"] = watch.found
-    elif x.size == 0 and np.size(system.event_functions(t, x)):
+    if not fixed and x.size == 0 and np.size(system.event_functions(t, x)):
         # scipy's solvers jump straight to the end when there is no state: step by max_step
         # instead, so event functions driven by time alone (a stateless rectifier) are watched
-        run.fixed(t, x, "ode1", run.max_step, StiffnessWatch("ode1"))
-    else:
-        run.variable(t, x, _solver_class(method))
+        solver_cls, fixed_step = solver_class("ode1"), max_step
+    run = _Run(system, grid, x, sample,
+               Stepping(solver_cls, rtol, atol, float(max_step), first_step, float(fixed_step)),
+               Scanning(max(0, int(event_samples)), scan_spacing),
+               RunLimits(max_steps, max_events, max_events_per_instant), stiffness)
+    run.integrate(t, x)
+    if fixed:
+        run.stats["stiffness"] = stiffness.found
     k = run.sampler.k
     stats = dict(run.stats, method=method, wall_s=_time.perf_counter() - wall)
     return HybridResult(t=grid[:k].copy(), x=run.sampler.out[:k].copy(), events=run.events,
@@ -501,23 +473,16 @@ def integrate_hybrid(system, x0, grid, *, method: str = "ode45", rtol: float = 1
 
 
 class _Run:
-    def __init__(self, system, grid, x, sample, rtol, atol, max_step, first_step,
-                 max_events, max_events_per_instant):
+    """One integration over a grid: the loop (``integrate``) and what it keeps."""
+
+    def __init__(self, system, grid, x, sample, stepping: Stepping, scanning: Scanning, limits: RunLimits,
+                 stiffness: StiffnessWatch | None):
         self.sys = system
         self.grid = grid
         self.t_end = float(grid[-1])
         self.sampler = _Sampler(grid, len(x), sample)
-        self.rtol, self.atol = rtol, atol
-        if max_step is None or max_step == 0:
-            # Simulink's "auto" rule: a fiftieth of the span.  Error control only sees the
-            # states; an event driven by the inputs alone (a stuck force following a sine
-            # while every state is at rest, so the ODE is trivial and steps grow without
-            # bound) would otherwise be missed between two huge steps.
-            max_step = (float(grid[-1]) - float(grid[0])) / 50.0 or np.inf
-        self.max_step = float(max_step)
-        self.first_step = first_step
-        self.max_events = max_events
-        self.max_per_instant = max_events_per_instant
+        self.stepping, self.scanning, self.limits = stepping, scanning, limits
+        self.stiffness = stiffness
         self.events = []
         self.stats = {"steps": 0, "restarts": 0, "nfev": 0, "events": 0, "time_events": 0, "input_checks": 0}
         self._burst_t = -np.inf
@@ -548,55 +513,65 @@ class _Run:
 
         return f, g
 
+    def _solver(self, f, t, x, t_seg):
+        """A solver of the run's method over the segment ``[t, t_seg]``."""
+        st = self.stepping
+        if issubclass(st.solver, FixedStep):
+            return st.solver(f, t, x, t_seg, step=st.fixed_step, grid=self.grid, stiffness=self.stiffness)
+        kwargs = dict(rtol=st.rtol, atol=st.atol, max_step=st.max_step)
+        if st.first_step is not None:
+            kwargs["first_step"] = min(st.first_step, t_seg - t)
+        return st.solver(f, t, x, t_seg, **kwargs)
+
     def _count_step(self):
         self.stats["steps"] += 1
-        if self.stats["steps"] + self.stats["input_checks"] > self.max_steps:
-            raise SimulationError("too_many_steps", f"more than {self.max_steps} solver steps (a very stiff or "
-                                  "fast system, or a tiny maxStep); raise the limit or loosen the tolerances")
+        if self.stats["steps"] + self.stats["input_checks"] > self.limits.max_steps:
+            raise SimulationError("too_many_steps", f"more than {self.limits.max_steps} solver steps (a very stiff "
+                                  "or fast system, or a tiny maxStep); raise the limit or loosen the tolerances")
 
     def _count_input_checks(self, n):
-        """The event checks ``scan_spacing`` adds to a step count against the step limit
+        """The event checks ``Scanning.spacing`` adds to a step count against the step limit
         (each costs an evaluation of the diagram), before they are made."""
         self.stats["input_checks"] += n
-        if self.stats["steps"] + self.stats["input_checks"] > self.max_steps:
-            raise SimulationError("too_many_steps", f"more than {self.max_steps} solver steps and event checks "
-                                  f"(the event functions are checked every {self.scan_spacing:.3g} s to follow a "
-                                  "fast input); raise the limit or shorten the run")
+        if self.stats["steps"] + self.stats["input_checks"] > self.limits.max_steps:
+            raise SimulationError("too_many_steps", f"more than {self.limits.max_steps} solver steps and event "
+                                  f"checks (the event functions are checked every {self.scanning.spacing:.3g} s to "
+                                  "follow a fast input); raise the limit or shorten the run")
 
     def _count_event(self, t):
         self.stats["events"] += 1
-        if self.stats["events"] > self.max_events:
+        if self.stats["events"] > self.limits.max_events:
             raise SimulationError("too_many_events",
-                                  f"more than {self.max_events} events (last at t={t:.17g})")
+                                  f"more than {self.limits.max_events} events (last at t={t:.17g})")
         if t - self._burst_t <= 1e-10 * max(1.0, abs(t)):
             self._burst_n += 1
-            if self._burst_n > self.max_per_instant:
+            if self._burst_n > self.limits.max_events_per_instant:
                 raise SimulationError(
                     "event_chattering",
-                    f"more than {self.max_per_instant} events within 1e-10 s at t={t:.17g} "
+                    f"more than {self.limits.max_events_per_instant} events within 1e-10 s at t={t:.17g} "
                     "(Zeno behaviour or an event that never settles)")
         else:
             self._burst_t, self._burst_n = t, 0
 
     def _scan(self, g, state_at, watch, ta, tb, gb):
-        """Look for flips at equidistant interior points (``n_scan`` of them, more if
-        ``scan_spacing`` asks for more), then at ``tb``.
+        """Look for flips at equidistant interior points (``Scanning.interior`` of them,
+        more if ``Scanning.spacing`` asks for more; their states asked at once), then at
+        ``tb``.
 
         Interior points catch a relation that goes in and out again within one step
         (e.g. a stuck force touching its breakaway bound between two large steps).
         Returns ``(flipped, t_hit, g_hit)`` for the first point with a flip, else None
         (the watch is then advanced to ``tb``)."""
-        n_interior = self.n_scan if gb.size else 0      # no relations: nothing to look at
-        if gb.size and self.scan_spacing is not None:
-            needed = math.ceil((tb - ta) / self.scan_spacing) - 1
+        n_interior = self.scanning.interior if gb.size else 0      # no relations: nothing to look at
+        if gb.size and self.scanning.spacing is not None:
+            needed = math.ceil((tb - ta) / self.scanning.spacing) - 1
             if needed > n_interior:
                 self._count_input_checks(needed - n_interior)
                 n_interior = needed
-        for j in range(1, n_interior + 1):
-            tj = ta + (tb - ta) * j / (n_interior + 1)
-            if not ta < tj < tb:
-                continue
-            gj = g(tj, state_at(tj))
+        times = [tj for tj in (ta + (tb - ta) * j / (n_interior + 1) for j in range(1, n_interior + 1))
+                 if ta < tj < tb] if n_interior else ()
+        for tj, xj in zip(times, state_at.batch(np.array(times)) if times else ()):
+            gj = g(tj, xj)
             flipped = watch.check(g, state_at, tj, gj)
             if flipped.size:
                 return flipped, tj, gj
@@ -616,8 +591,7 @@ class _Run:
             def gi(tt, i=i):
                 return float(g(tt, state_at(tt))[i])
 
-            _, b = _locate(gi, float(watch.t_left[i]), tb, float(watch.g_left[i]),
-                           float(gb[i]), bool(b0[i]), xtol)
+            b = _locate(gi, float(watch.t_left[i]), tb, float(watch.g_left[i]), float(gb[i]), bool(b0[i]), xtol)
             if best is None or b < best:
                 best = b
         t_ev = best
@@ -633,7 +607,7 @@ class _Run:
             g2 = g(t2, x2)
             if np.all(g2[zero] < 0.0):
                 t_ev, x_ev, g_ev = t2, x2, g2
-        fired = tuple(int(j) for j in np.nonzero((g_ev > 0.0) != b0)[0])
+        fired = tuple(int(j) for j in ((g_ev > 0.0) != b0).nonzero()[0])
         return t_ev, np.array(x_ev, dtype=float), fired
 
     def _commit_event(self, t_ev, x_ev, fired, state_at):
@@ -651,8 +625,11 @@ class _Run:
         self.events.append((t, ()))
         return x_new
 
-    # -- variable step -----------------------------------------------------------------
-    def variable(self, t, x, solver_cls):
+    # -- the loop ----------------------------------------------------------------------
+    def integrate(self, t, x):
+        """Segment by segment (a restart at every event and time event), step by step:
+        scan the step for flips, locate and commit the first, or report the grid points
+        the step passed."""
         sampler = self.sampler
         while not sampler.done and t < self.t_end:
             t_seg, is_time_event = self._segment_end(t)
@@ -665,44 +642,25 @@ class _Run:
                 sampler.at(t, x)
                 continue
             f, g = self._funcs(t_seg)
-            kwargs = dict(rtol=self.rtol, atol=self.atol, max_step=self.max_step)
-            if self.first_step is not None:
-                kwargs["first_step"] = min(self.first_step, t_seg - t)
-            solver = solver_cls(f, t, x, t_seg, **kwargs)
+            solver = self._solver(f, t, x, t_seg)
+            t = solver.t        # a fixed step may resume from the grid time a hair later
             self.stats["restarts"] += 1
             watch = _Watch(self.sys, g, t, x)
-            t_prev = t
+            # no relations at the (re)start: none until an event, which ends the segment (a
+            # warm-started system is evaluated there all the same: see ``warm_started``)
+            watching = bool(watch.b0.size) or getattr(self.sys, "warm_started", False)
+            observe = getattr(solver, "observe_stiffness", None)
             while True:
                 msg = solver.step()
                 if solver.status == "failed":
                     raise SimulationError("solver_failed",
-                                          f"{solver_cls.__name__} failed at t={solver.t:.17g}: {msg}")
+                                          f"{type(solver).__name__} failed at t={solver.t:.17g}: {msg}")
                 self._count_step()
                 t_new, x_new = float(solver.t), solver.y
-                g_new = g(t_new, x_new)
-                dense = None
-
-                point = None
-
-                def state_at(tt, t_new=t_new, x_new=x_new):
-                    nonlocal dense, point
-                    if tt == t_new:
-                        return x_new
-                    if point is None:
-                        if dense is None:
-                            dense = solver.dense_output()
-                        point = _point_evaluator(dense)
-                    return point(tt)
-
-                def batch(ts):
-                    nonlocal dense
-                    if dense is None:
-                        dense = solver.dense_output()
-                    return dense(ts).T
-
-                state_at.batch = batch
-
-                hit = self._scan(g, state_at, watch, t_prev, t_new, g_new)
+                state_at = _StepStates(solver, t_new, x_new)
+                hit = self._scan(g, state_at, watch, solver.t_old, t_new, g(t_new, x_new)) if watching else None
+                if observe is not None:
+                    observe(hit is not None)
                 if hit is not None:
                     t_ev, x_ev, fired = self._find_event(g, state_at, watch, *hit)
                     x = self._commit_event(t_ev, x_ev, fired, state_at)
@@ -718,89 +676,28 @@ class _Run:
                 sampler.at(t_new, x_new)          # a grid point hit by the step end itself
                 if sampler.done:
                     return
-                t_prev = t_new
 
-    # -- fixed step --------------------------------------------------------------------
-    def fixed(self, t, x, method, h, stiffness):
-        grid = self.grid
-        if h is None:
-            h = float(grid[1] - grid[0]) if len(grid) > 1 else self.t_end - t
-        if not h > 0:
-            raise SimulationError("bad_step", "the fixed step must be positive")
-        stats = self.stats
-        sampler = self.sampler
 
-        stages = None                # RK4's stages 2 and 3 of the last full step (for stiffness)
+class _StepStates:
+    """The state at times within the last step: the step end as the solver has it, any
+    other time from the solver's dense output (public ``dense_output()``, made when first
+    asked for); ``batch(ts)`` asks for several at once (a row per time)."""
 
-        def step(f, tt, xx, tau, k1, keep=False):
-            """One step of the method (``keep``: a step of the run, whose stages the
-            stiffness watch may look at, not a sub-step of event location)."""
-            nonlocal stages
-            if method == "ode1":
-                return xx + tau * k1
-            y2 = xx + 0.5 * tau * k1
-            k2 = np.asarray(f(tt + 0.5 * tau, y2), dtype=float)
-            y3 = xx + 0.5 * tau * k2
-            k3 = np.asarray(f(tt + 0.5 * tau, y3), dtype=float)
-            if keep:
-                stages = (tt + 0.5 * tau, y2, y3, k2, k3)
-            k4 = np.asarray(f(tt + tau, xx + tau * k3), dtype=float)
-            return xx + (tau / 6.0) * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
+    __slots__ = ("solver", "t_new", "x_new", "dense")
 
-        def check_stiffness(f, tt, xx, x_next, tau, k1, cut):
-            """Feed a step of the run to the stiffness watch, also one an event cuts (a
-            method gone unstable may meet an event in every step); a cut Euler step has no
-            next step to give its end rate, so that is evaluated here."""
-            if not x_next.size:
-                return
-            if method == "ode4":
-                stiffness.observe(f, stages[0], tau, *stages[1:])
-            elif cut:
-                stiffness.observe(f, tt, tau, xx, x_next, k1, np.asarray(f(tt, x_next), dtype=float))
-            else:
-                stiffness.euler_step(f, tt, tau, xx, x_next, k1)
+    def __init__(self, solver, t_new, x_new):
+        self.solver, self.t_new, self.x_new, self.dense = solver, t_new, x_new, None
 
-        watch = None                 # relation values frozen at the last restart
-        while not sampler.done:
-            target = float(grid[sampler.k])
-            while t < target - sampler.snap(target):
-                t_seg, is_time_event = self._segment_end(t)
-                f, g = self._funcs(t_seg)
-                t_next = min(target, t + h, t_seg)
-                if t_seg - t_next <= sampler.snap(t_seg):
-                    t_next = t_seg
-                k1 = np.asarray(f(t, x), dtype=float)
-                if method == "ode1":
-                    stiffness.euler_next(x, k1)
-                if watch is None:
-                    watch = _Watch(self.sys, g, t, x)
-                x_next = step(f, t, x, t_next - t, k1, keep=True)
-                self._count_step()
-                g_next = g(t_next, x_next)
-                cache = {t_next: x_next}
+    def _dense(self):
+        if self.dense is None:
+            self.dense = self.solver.dense_output()
+        return self.dense
 
-                def state_at(tt, t0=t, x0=x, k1=k1, f=f, cache=cache):
-                    if tt not in cache:
-                        cache[tt] = step(f, t0, x0, tt - t0, k1)
-                    return cache[tt]
+    def __call__(self, t):
+        return self.x_new if t == self.t_new else self._dense()(t)
 
-                hit = self._scan(g, state_at, watch, t, t_next, g_next)
-                check_stiffness(f, t, x, x_next, t_next - t, k1, hit is not None)
-                if hit is not None:
-                    t_ev, x_ev, fired = self._find_event(g, state_at, watch, *hit)
-                    x = self._commit_event(t_ev, x_ev, fired, state_at)
-                    t = t_ev
-                    watch = None
-                    if sampler.done or float(grid[sampler.k]) != target:
-                        break                # the event sat on the target grid time
-                    continue
-                t, x = t_next, x_next
-                if is_time_event and t == t_seg:
-                    x = self._time_event_commit(t, x)
-                    watch = None
-            else:
-                t = max(t, target)
-                sampler.at(target, x)
+    def batch(self, ts):
+        return self._dense()(ts).T
 
 
 class HybridGroup:

@@ -430,6 +430,11 @@ class DaeIsland:
         self._nonlinear = asm.nonlinear
         self._switches = asm.switches
         self.modes = tuple(False for _ in self._switches)
+        # each switch's relation and its arguments' indices (column n: a reference
+        # potential's 0, appended to z when one is read), picked by one indexing each
+        self._relation_pad = any(c is None for sw in self._switches for c in sw.cols)
+        self._relation_args = [(sw.element.relation, np.array([n if c is None else c for c in sw.cols], dtype=int),
+                                np.array(sw.inputs, dtype=int) if sw.inputs else None) for sw in self._switches]
         for values in (self.E, self.A0, self.B, self.c0):
             if not np.all(np.isfinite(values)):
                 raise SimulationError("non_finite_state", f"{self.label}: a coefficient of the network is not "
@@ -553,6 +558,9 @@ class DaeIsland:
             entry = _Eliminated(A)
         else:
             entry = self._eliminate(A, modes)
+            if entry.constraint is None and not self._functions and not self.inputs.size:
+                # c is c0 at every evaluation: its products once (the same arithmetic)
+                entry.L_c0, entry.Zc_c0 = entry.L @ self.c0, entry.Zc @ self.c0
         if len(self._linear_cache) > 1024:
             self._linear_cache.clear()
         self._linear_cache[modes] = entry
@@ -633,12 +641,27 @@ class DaeIsland:
         c = self._c(t, u)
         if not self._nonlinear:
             lin = self._linear(self.modes)
-            z = lin.Z1 @ w1 + lin.Zc @ c
+            z = lin.Z1 @ w1 + (lin.Zc @ c if lin.Zc_c0 is None else lin.Zc_c0)
             if lin.constraint is not None:
                 z = z + lin.Zd @ self._c_rate(t)
         else:
             z = self._newton(t, w1, u, c)
         self._solve_cache = (key, z, c)
+        return z
+
+    def solve_rows(self, times, states) -> np.ndarray:
+        """``solve`` at each ``(times[k], states[k])`` of a linear island without switches,
+        a row per time, by the same arithmetic: numpy's matmul over a stack of vectors makes
+        the matrix-vector product of each, as ``solve`` makes it for one."""
+        lin, u = self._linear(self.modes), self.inputs
+        z = (lin.Z1 @ states[:, :, None])[:, :, 0]
+        if lin.Zc_c0 is not None:
+            return z + lin.Zc_c0
+        c = np.array([self._c(t, u) for t in times.tolist()])
+        z = z + (lin.Zc @ c[:, :, None])[:, :, 0]
+        if lin.constraint is not None:
+            rates = np.array([self._c_rate(t) for t in times.tolist()])
+            z = z + (lin.Zd @ rates[:, :, None])[:, :, 0]
         return z
 
     def _newton(self, t, w1, u, c):
@@ -676,6 +699,8 @@ class DaeIsland:
         u = self.inputs
         if not self._nonlinear:
             lin = self._linear(self.modes)
+            if lin.L_c0 is not None:
+                return lin.K @ w1 + lin.L_c0
             out = lin.K @ w1 + lin.L @ self._c(t, u)
             return out if lin.constraint is None else out + lin.Ld @ self._c_rate(t)
         z = self.solve(t, w1, u)
@@ -686,11 +711,10 @@ class DaeIsland:
 
     # -- events --------------------------------------------------------------------------
     def _relations(self, t, z, u):
-        out = []
-        for sw in self._switches:
-            zl = np.array([z[c] if c is not None else 0.0 for c in sw.cols])
-            out.append(sw.element.relation(zl, u[sw.inputs] if sw.inputs else u[:0]))
-        return out
+        if self._relation_pad:
+            z = np.append(z, 0.0)
+        return [relation(z[cols], u[inputs] if inputs is not None else u[:0])
+                for relation, cols, inputs in self._relation_args]
 
     def event_functions(self, t, x):
         if not self._switches:
@@ -836,6 +860,17 @@ class DaeIsland:
             a = z[col_a] if col_a is not None else 0.0
             b = z[col_b] if col_b is not None else 0.0
             return float(a - b)
+        # pure (no effect but a cache) in a linear island; in a non-linear one its solve
+        # leaves Newton's warm start for the next
+        read.pure = not self._nonlinear
+        if read.pure and not self._switches:
+            # a function of (t, x) and the inputs alone (no mode): its values on the rows
+            # of ``solve_rows`` (the same subtraction)
+            def pick(z):
+                a = z[:, col_a] if col_a is not None else 0.0
+                b = z[:, col_b] if col_b is not None else 0.0
+                return a - b
+            read.pick = pick
         return read
 
     def _col_of(self, kind, target):
@@ -875,6 +910,8 @@ class _Eliminated:
     L: np.ndarray | None = None
     Ld: np.ndarray | None = None
     constraint: tuple | None = None     # (G, H): the states obey G w1 + H c(t) = 0 (index 2)
+    L_c0: np.ndarray | None = None      # L c and Zc c where c is constant (no time functions,
+    Zc_c0: np.ndarray | None = None     # no inputs, no constraint)
 
 
 def _conflicting_rows(pattern, match, unmatched) -> list:

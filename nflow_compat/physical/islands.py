@@ -446,6 +446,11 @@ def _circuit_reader(part, kind, target, other):
         part.fill()
         return probe(ctx.t, part.x)
     read.linear = None
+    read.pure = getattr(probe, "pure", False)    # a circuit's probe says (DaeIsland.probe)
+    # a function of time and the island's state alone (no signal drives the island): its
+    # values at the grid states may be read after the run (engine.continuous)
+    pick = getattr(probe, "pick", None)
+    read.of_state = (part, pick) if pick is not None and not (part.feeds or part.couplings) else None
     needed = part.island.probe_inputs(kind, target, other)
     read.reads = tuple(sorted({slot for k, slot in part.feeds if k in needed}))
     return read
@@ -494,6 +499,8 @@ def _reader(domain: str, kind: str, parts: list, refs: list):
         def read():
             return value(pa, fa) - value(pb, fb)
     read.linear = linear_reader(parts, [part.island.probe_linear(absolute, ref) for part, ref in zip(parts, refs)])
+    read.pure = read.linear is not None
+    read.of_state = None
     return read
 
 
