@@ -30,7 +30,7 @@ import numpy as np
 from ..errors import DiagramError
 from ..expr import floor_mod, floor_mod_scalar
 from ..signals import Shaped, dims_of, round_half_away
-from . import Phases, block, scalar_out
+from . import Code, Phases, block, scalar_out
 
 TINY = 1e-300   # divide: smallest denominator magnitude, sign kept (+ for 0 and -0)
 
@@ -52,7 +52,8 @@ def gain(io):
 
     def algebraic():
         S[o] = S[i] * g
-    return Phases(algebraic=algebraic)
+    return Phases(algebraic=algebraic, array=lambda t, u: [u[0] * g],
+                  code=Code(algebraic="y0 = u0 * g", constants={"g": g}))
 
 
 def _sign_string(io) -> str:
@@ -84,7 +85,8 @@ def sum_(io):
 
         def algebraic():
             S[o] = zero
-        return Phases(init=init if note else None, algebraic=algebraic)
+        return Phases(init=init if note else None, algebraic=algebraic, array=lambda t, u: [np.zeros(t.size)],
+                      code=Code(algebraic="y0 = zero", constants={"zero": zero}))
     if len(terms) == 1:
         (a, na), = terms
         if na:
@@ -116,7 +118,16 @@ def sum_(io):
                 else:
                     acc = acc + S[slot]
             S[o] = acc
-    return Phases(init=init if note else None, algebraic=algebraic)
+    ports = [(port, port < len(signs) and signs[port] == "-") for _, port in _connected(io)]
+
+    def array(t, u):
+        acc = 0.0
+        for port, minus in ports:
+            acc = acc - u[port] if minus else acc + u[port]
+        return [acc]
+    # 0.0 + u0 - u1 ...: the closures' sums, left to right
+    text = "y0 = 0.0" + "".join(f" {'-' if minus else '+'} u{port}" for port, minus in ports)
+    return Phases(init=init if note else None, algebraic=algebraic, array=array, code=Code(algebraic=text))
 
 
 @block("mult", complex=(True, -1))
@@ -153,7 +164,23 @@ def mult(io):
             for slot in rest:
                 acc = acc * S[slot]
             S[o] = acc
-    return Phases(algebraic=algebraic)
+    return Phases(algebraic=algebraic, **_product_forms([port for _, port in _connected(io)], width))
+
+
+def _product_forms(ports, width) -> dict:
+    """mult's array form and template: the product of the ``ports`` in port order (1.0
+    times a lone factor, ones for none), as its closures multiply."""
+    if not ports:
+        one = 1.0 if width == 1 else np.ones(width)
+        return {"array": lambda t, u: [np.ones(t.size)], "code": Code(algebraic="y0 = one", constants={"one": one})}
+    factors = ["1.0", f"u{ports[0]}"] if len(ports) == 1 else [f"u{port}" for port in ports]
+
+    def array(t, u):
+        acc = 1.0 * u[ports[0]] if len(ports) == 1 else u[ports[0]]
+        for port in ports[1:]:
+            acc = acc * u[port]
+        return [acc]
+    return {"array": array, "code": Code(algebraic="y0 = " + " * ".join(factors))}
 
 
 @block("bias")
@@ -166,7 +193,8 @@ def bias(io):
 
     def algebraic():
         S[o] = S[i] + b
-    return Phases(algebraic=algebraic)
+    return Phases(algebraic=algebraic, array=lambda t, u: [u[0] + b],
+                  code=Code(algebraic="y0 = u0 + b", constants={"b": b}))
 
 
 @block("abs", complex=(True, 0))
@@ -183,10 +211,20 @@ def abs_(io):
             except OverflowError:     # |z| of a complex past the double range: inf, as C's hypot
                 z = S[i]
                 S[o] = math.hypot(z.real, z.imag)
-    else:
-        def algebraic():
-            S[o] = np.abs(S[i])
+        return Phases(algebraic=algebraic, array=lambda t, u: [np.abs(u[0])], code=Code(algebraic=_ABS_TEXT,
+                      constants={"abs": abs, "hypot": math.hypot, "OverflowError": OverflowError}))
+
+    def algebraic():
+        S[o] = np.abs(S[i])
     return Phases(algebraic=algebraic)
+
+
+_ABS_TEXT = """
+try:
+    y0 = abs(u0)
+except OverflowError:
+    y0 = hypot(u0.real, u0.imag)
+"""
 
 
 @block("sign")
@@ -200,10 +238,13 @@ def sign(io):
         def algebraic():
             u = S[i]
             S[o] = 1.0 if u > 0.0 else (-1.0 if u < 0.0 else 0.0)
-    else:
-        def algebraic():
-            u = S[i]
-            S[o] = (u > 0.0).astype(float) - (u < 0.0).astype(float)
+        return Phases(algebraic=algebraic,
+                      array=lambda t, u: [np.where(u[0] > 0.0, 1.0, np.where(u[0] < 0.0, -1.0, 0.0))],
+                      code=Code(algebraic="y0 = 1.0 if u0 > 0.0 else (-1.0 if u0 < 0.0 else 0.0)"))
+
+    def algebraic():
+        u = S[i]
+        S[o] = (u > 0.0).astype(float) - (u < 0.0).astype(float)
     return Phases(algebraic=algebraic)
 
 
@@ -216,7 +257,7 @@ def negate(io):
 
     def algebraic():
         S[o] = -S[i]
-    return Phases(algebraic=algebraic)
+    return Phases(algebraic=algebraic, array=lambda t, u: [-u[0]], code=Code(algebraic="y0 = -u0"))
 
 
 def _guard(den, num):
@@ -236,6 +277,14 @@ def _tiny(den, num):
     return -TINY if den < 0.0 else TINY
 
 
+_DIVIDE_TEXT = """
+den = u1
+if abs(den) < TINY:
+    den = tiny(den, u0)
+y0 = u0 / den
+"""
+
+
 @block("divide", complex=(True, -1))
 def divide(io):
     """y = u0 / u1 with the tiny-denominator guard; nothing is written unless both
@@ -252,6 +301,8 @@ def divide(io):
             if abs(den) < TINY:
                 den = _tiny(den, S[n])
             S[o] = S[n] / den
+        return Phases(algebraic=algebraic, array=lambda t, u: [u[0] / _guard(u[1], u[0])],
+                      code=Code(algebraic=_DIVIDE_TEXT, constants={"abs": abs, "TINY": TINY, "tiny": _tiny}))
     else:
         def algebraic():
             num = S[n]
@@ -271,6 +322,8 @@ def min_(io):
         def algebraic():
             x, y = S[a], S[c]
             S[o] = y if y < x else x
+        return Phases(algebraic=algebraic, array=lambda t, u: [np.where(u[1] < u[0], u[1], u[0])],
+                      code=Code(algebraic="y0 = u1 if u1 < u0 else u0"))
     else:
         def algebraic():
             x, y = S[a], S[c]
@@ -290,6 +343,8 @@ def max_(io):
         def algebraic():
             x, y = S[a], S[c]
             S[o] = y if x < y else x
+        return Phases(algebraic=algebraic, array=lambda t, u: [np.where(u[0] < u[1], u[1], u[0])],
+                      code=Code(algebraic="y0 = u1 if u0 < u1 else u0"))
     else:
         def algebraic():
             x, y = S[a], S[c]

@@ -27,7 +27,7 @@ import numpy as np
 
 from ..engine.continuous import crossing_part
 from ..signals import round_half_away
-from . import Phases, block
+from . import Code, Phases, block
 
 
 def _band_surfaces(S, i, lo, hi):
@@ -64,18 +64,25 @@ def saturation(io):
     S = io.S
     if i is None or o is None:
         return Phases()
+    where = np.where
     if io.width == 1:
         def algebraic():
             u = S[i]
             v = lo if u < lo else u
             S[o] = hi if hi < v else v
-    else:
-        where = np.where
 
-        def algebraic():
-            u = S[i]
+        def array(t, inputs):
+            u = inputs[0]
             v = where(u < lo, lo, u)
-            S[o] = where(hi < v, hi, v)
+            return [where(hi < v, hi, v)]
+        return Phases(algebraic=algebraic, part=crossing_part(io, _band_surfaces(S, i, lo, hi)), array=array,
+                      code=Code(algebraic="v = lo if u0 < lo else u0\ny0 = hi if hi < v else v",
+                                constants={"lo": lo, "hi": hi}))
+
+    def algebraic():
+        u = S[i]
+        v = where(u < lo, lo, u)
+        S[o] = where(hi < v, hi, v)
     return Phases(algebraic=algebraic, part=crossing_part(io, _band_surfaces(S, i, lo, hi)))
 
 
@@ -87,16 +94,22 @@ def dead_zone(io):
     S = io.S
     if i is None or o is None:
         return Phases()
+    where = np.where
     if io.width == 1:
         def algebraic():
             u = S[i]
             S[o] = u - lo if u < lo else (u - hi if u > hi else 0.0)
-    else:
-        where = np.where
 
-        def algebraic():
-            u = S[i]
-            S[o] = where(u < lo, u - lo, where(u > hi, u - hi, 0.0))
+        def array(t, inputs):
+            u = inputs[0]
+            return [where(u < lo, u - lo, where(u > hi, u - hi, 0.0))]
+        return Phases(algebraic=algebraic, part=crossing_part(io, _band_surfaces(S, i, lo, hi)), array=array,
+                      code=Code(algebraic="y0 = u0 - lo if u0 < lo else (u0 - hi if u0 > hi else 0.0)",
+                                constants={"lo": lo, "hi": hi}))
+
+    def algebraic():
+        u = S[i]
+        S[o] = where(u < lo, u - lo, where(u > hi, u - hi, 0.0))
     return Phases(algebraic=algebraic, part=crossing_part(io, _band_surfaces(S, i, lo, hi)))
 
 

@@ -23,14 +23,18 @@ from . import ordering
 from .budget import Budget, check_work
 from .context import Ctx
 from .continuous import run_continuous
-from .fixed_step import run_fixed_step
+from .fixed_step import Program, run_fixed_step
 
 # Solvers the fixed-step loop serves exactly; others need continuous-state support.
 _FIXED_STEP = ("discrete", "ode1")
 
 
 class Plan:
-    def __init__(self, diagram: Diagram, limits: Limits | None = None, *, base_dir=None):
+    """``closures_only`` runs the fixed-step loop through every block's closures, without
+    the vectorized time-only paths and the generated step function (``Program``): the
+    reference those are checked against."""
+
+    def __init__(self, diagram: Diagram, limits: Limits | None = None, *, base_dir=None, closures_only=False):
         registry = load_all()
         self.diagram = diagram
         self.limits = limits or Limits()
@@ -47,7 +51,7 @@ class Plan:
                                       f"supported ({reason}); see `nflow-sim blocks`", block=b.id, path=b.path)
         handlers = [registry[b.type.type] for b in blocks]
         self.sources = _input_sources(diagram)             # per block: list of (src, port) | None
-        _check_complex(diagram, handlers, self.sources)    # from the wiring alone, before any width rule
+        complex_out = _check_complex(diagram, handlers, self.sources)   # from the wiring alone, before widths
         out_widths = _propagate_widths(diagram, handlers, _width_sources(diagram, self.sources))
         # A diagram may declare fewer ports than the manifest lists ("inputs": 0): the
         # missing inputs are unconnected ones, the missing outputs write to hidden slots.
@@ -79,10 +83,13 @@ class Plan:
         members = islands.lower(diagram, self.ctx, self.S, self.input_slots)
         index_of = {b.id: b.index for b in blocks}
         block_ids = tuple(index_of)
+        bound_slots = set()    # slots read through bindings, outside the wiring
 
         def slot_by_id(block_id, port):
             """The signal slot of output ``port`` of block ``block_id`` (None if none)."""
-            return self.slot_of.get((index_of.get(block_id), port))
+            slot = self.slot_of.get((index_of.get(block_id), port))
+            bound_slots.add(slot)
+            return slot
         for b, h in zip(blocks, handlers):
             ins = self.input_slots[b.index]
             in_w = [0 if src is None else out_widths[src] for src in self.sources[b.index]]
@@ -119,6 +126,9 @@ class Plan:
         _check_recorded(diagram, self.phases, self.limits)
         self.continuous = [b.id for b, p in zip(blocks, self.phases) if p.continuous]
         self.has_parts = any(p.part is not None for p in self.phases)
+        fixed_step = not self.has_parts and (diagram.solver in _FIXED_STEP or not self.continuous)
+        self.program = (Program(self, complex_out, bound_slots - {None}) if fixed_step and not closures_only
+                        else None)
 
     def run(self, progress=None) -> dict:
         """One run from INIT. ``progress(done, total)``, if given, is called with the grid
@@ -164,7 +174,7 @@ class Plan:
     def _failure(self, exc: Exception) -> SimulationError:
         """The typed error for ``exc`` escaping the run, naming the block it came from."""
         code = "numeric_error" if isinstance(exc, (ArithmeticError, ValueError)) else "internal_error"
-        i = _failing_block(self.phases, exc)
+        i = _failing_block(self.phases, exc, self.program)
         if i is None:
             return SimulationError(code, f"the run failed at t = {self.ctx.t:.9g}: {type(exc).__name__}: {exc}")
         b = self.diagram.blocks[i]
@@ -216,15 +226,18 @@ class _CallerCallback:
             raise _CallerError(exc) from None
 
 
-_PHASE_FNS = ("init", "output", "algebraic", "update", "after_step", "result", "next_time_event", "time_scale")
+_PHASE_FNS = ("init", "output", "algebraic", "update", "after_step", "result", "next_time_event", "time_scale",
+              "array")
 
 
-def _failing_block(phases: list, exc: BaseException):
+def _failing_block(phases: list, exc: BaseException, program=None):
     """The index of the block whose phase closure ``exc`` escaped from, None if unknown.
 
     The traceback is a chain of frames; a block's closure runs in the frame just below
     the one that called it, and that caller holds the closure (a loop variable ``f``, a
-    ``Phases`` ``p``). The innermost such caller/closure pair names the block."""
+    ``Phases`` ``p``). In the generated step function (``program.step``) each line
+    belongs to one block. The innermost such caller/closure pair or line names the
+    block."""
     owner = {}
     for i, p in enumerate(phases):
         owner.setdefault(id(p), i)
@@ -232,13 +245,19 @@ def _failing_block(phases: list, exc: BaseException):
             fn = getattr(p, name, None)
             if fn is not None:
                 owner.setdefault(id(fn), i)
-    frames = []
+    frames, lines = [], []
     tb = exc.__traceback__
     while tb is not None:
         frames.append(tb.tb_frame)
+        lines.append(tb.tb_lineno)
         tb = tb.tb_next
+    step = program.step if program is not None else None
     found = None
-    for caller, callee in zip(frames, frames[1:]):
+    for caller, callee, line in zip(frames, frames[1:] + [None], lines):
+        if step is not None and caller.f_code is step.code_object and line in step.line_owner:
+            found = step.line_owner[line]
+        if callee is None:
+            break
         for value in caller.f_locals.values():
             i = owner.get(id(value))
             if i is None:
@@ -291,12 +310,13 @@ def _check_recorded(diagram: Diagram, phases: list, limits: Limits) -> None:
                           "MaxDataPoints) or raise the limit", block=b.id, path=b.path)
 
 
-def _check_complex(diagram: Diagram, handlers, sources) -> None:
+def _check_complex(diagram: Diagram, handlers, sources) -> list:
     """nflow's complex-type check (``setComplexSupport``), at compile time only: which
     blocks output complex signals, run to a fixed point over the wiring and the goto/from
     routes (a type with output 1 makes them, a type with output -1 forwards them when an
     input is complex), then a ``complex_not_supported`` error for the first block fed a
-    complex signal that its type does not accept. The run itself pays nothing for it."""
+    complex signal that its type does not accept. The run itself pays nothing for it.
+    Returns per block whether its outputs are complex."""
     blocks = diagram.blocks
     support = [h.complex for h in handlers]
     consumers = [[] for _ in blocks]
@@ -327,6 +347,7 @@ def _check_complex(diagram: Diagram, handlers, sources) -> None:
                                f"block {b.id!r} ({b.type.type}) does not accept complex signals; its input {port} "
                                f"comes from {a.id!r} ({a.type.type}){via}; extract parts with complexToRealImag "
                                "or complexToMagnitudeAngle first", block=b.id, path=b.path)
+    return [o is not None for o in origin]
 
 
 def _label_routes(blocks, sources) -> list:
