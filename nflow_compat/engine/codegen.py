@@ -54,8 +54,10 @@ class StepFunction:
     ``start()``) carries the templates' state from slice to slice."""
 
     def __init__(self, source: str, line_owner: dict, fed: list, constants: tuple, calls: tuple,
-                 state: tuple, S, ctx):
+                 state: tuple, S, ctx, inlined: int):
         self.source = source
+        self.inlined = inlined             # blocks whose templates it runs
+        self.calls = calls                 # the closures it calls
         self.line_owner = line_owner       # line of the source -> index of the block it runs
         self.fed = fed
         self.initial_state = state
@@ -167,7 +169,7 @@ class _Builder:
         source = "\n".join(self.lines) + "\n"
         owners = {n + 1: i for n, i in self.line_owner.items()}    # 1-based, as code objects count
         return StepFunction(source, owners, self.fed, tuple(self.constants.values()), tuple(self.calls),
-                            tuple(self.state.values()), self.plan.S, self.plan.ctx)
+                            tuple(self.state.values()), self.plan.S, self.plan.ctx, len(self.inlined))
 
     def _emit(self, line: str, indent: int, block: int | None = None):
         if block is not None:
