@@ -187,8 +187,24 @@ _UNARY = {
     "gain": ("Gain",), "bias": ("Bias",), "negate": (), "abs": (), "sign": (),
     "saturation": ("LowerLimit", "UpperLimit"), "deadZone": ("LowerValue", "UpperValue"),
     "unitDelay": ("InitialCondition",),
+    "compareToConstant": ("const",), "compareToZero": (), "intervalTest": ("LowerLimit", "UpperLimit"),
+    "not": (), "mathFunction": (), "trigFunction": (), "roundingFunction": (),
 }
-_BINARY = ("sum", "mult", "divide", "min", "max")
+_BINARY = ("sum", "mult", "divide", "min", "max", "relationalOperator", "logicalOperator", "and", "or", "xor",
+           "switch")
+# parameters that are names or flags, drawn from their own lists
+_CHOICES = {
+    "sum": {"Inputs": ["++", "+-", "-+", "--"]},
+    "compareToConstant": {"relop": [">=", ">", "<=", "<", "==", "~="]},
+    "compareToZero": {"relop": [">=", "<", "~="]},
+    "intervalTest": {"IntervalClosedLeft": [0.0, 1.0], "IntervalClosedRight": [0.0, 1.0]},
+    "relationalOperator": {"Operator": ["ge", "gt", "le", "lt", "eq", "ne"]},
+    "logicalOperator": {"Operator": ["AND", "OR", "NAND", "NOR", "XOR", "XNOR", "NOT"]},
+    "mathFunction": {"Function": ["exp", "log", "sqrt", "reciprocal", "10^u", "square", "sign", "tan"]},
+    "trigFunction": {"Function": ["sin", "cos", "asin", "atanh", "sincos"]},
+    "roundingFunction": {"Operator": ["floor", "ceil", "round", "fix"]},
+    "switch": {"Criteria": ["ge", "gt", "ne"], "Threshold": [0.0, 0.5, -1.0]},
+}
 _SOURCES = [
     ("sine", {"Amplitude": 2.0, "Frequency": 1.7, "Phase": 0.3}), ("step", {"Time": 0.35}),
     ("clock", {}), ("ramp", {"slope": -3.0, "start": 0.2}), ("constant", {"Value": -0.0}),
@@ -211,13 +227,15 @@ def _random_diagram(draw):
     rnd.shuffle(kinds)
     for n, kind in enumerate(kinds + [rnd.choice(kinds) for _ in range(rnd.randint(0, 6))]):
         ids = [b["id"] for b in blocks]
+        params = {name: rnd.choice(values) for name, values in _CHOICES.get(kind, {}).items()}
         if kind in _UNARY:
-            blocks.append(blk(f"b{n}", kind, **{name: rnd.choice(_VALUES) for name in _UNARY[kind]}))
+            params.update({name: rnd.choice(_VALUES) for name in _UNARY[kind]})
+            blocks.append(blk(f"b{n}", kind, **params))
             conns.append(wire(rnd.choice(ids), f"b{n}"))
         else:
-            params = {"Inputs": rnd.choice(["++", "+-", "-+", "--"])} if kind == "sum" else {}
-            blocks.append(blk(f"b{n}", kind, inputs=2, **params))
-            conns += [wire(rnd.choice(ids), f"b{n}"), wire(rnd.choice(ids), f"b{n}", 0, 1)]
+            ports = 3 if kind == "switch" else 2
+            blocks.append(blk(f"b{n}", kind, inputs=ports, **params))
+            conns += [wire(rnd.choice(ids), f"b{n}", 0, port) for port in range(ports)]
     delays = [b["id"] for b in blocks if b["type"] == "unitDelay"]
     if rnd.random() < 0.5:      # close a loop: a delay's input from the last block
         target = rnd.choice(delays)

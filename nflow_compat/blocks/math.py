@@ -474,6 +474,18 @@ TRIG_FUNCTIONS = ("sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "
                   "asinh", "acosh", "atanh", "atan2", "sincos")
 
 
+def _mapped_forms(scalar_fn, arity: int) -> dict:
+    """The array form and template of a scalar block computing ``scalar_fn`` of its first
+    ``arity`` inputs: the closure's own function mapped over the elements (exact, and it
+    never raises: C semantics)."""
+    def array(t, u):
+        return [np.fromiter(map(scalar_fn, *(column.tolist() for column in u[:arity])), float, t.size)]
+    return {"array": array, "code": Code(algebraic=_CALLS[arity], constants={"fn": scalar_fn})}
+
+
+_CALLS = {1: "y0 = fn(u0)", 2: "y0 = fn(u0, u1)"}
+
+
 def _unary(io, scalar_fn, vector_fn):
     """y = fn(u0) element-wise; unconnected input 0: nothing written."""
     i, o, S = io.ins[0], io.outs[0], io.S
@@ -482,6 +494,7 @@ def _unary(io, scalar_fn, vector_fn):
     if io.width == 1:
         def algebraic():
             S[o] = scalar_fn(S[i])
+        return Phases(algebraic=algebraic, **_mapped_forms(scalar_fn, 1))
     elif io.in_widths[0] == io.width:
         def algebraic():
             S[o] = vector_fn(S[i])
@@ -505,6 +518,7 @@ def _binary(io, scalar_fn, vector_fn):
     if width == 1:
         def algebraic():
             S[o] = scalar_fn(S[a], S[b])
+        return Phases(algebraic=algebraic, **_mapped_forms(scalar_fn, 2))
     elif max(io.in_widths[0], io.in_widths[1]) < width:
         full = np.full   # both scalars, broadcast to a wider third declared port
 
@@ -559,6 +573,14 @@ def trig_function(io):
             S[o_sin] = sin(u)
             if o_cos is not None:
                 S[o_cos] = cos(u)
+        fns = (sin, cos) if o_cos is not None else (sin,)
+
+        def array(t, inputs):
+            u = inputs[0].tolist()
+            return [np.fromiter(map(fn, u), float, t.size) for fn in fns]
+        return Phases(algebraic=algebraic, array=array,
+                      code=Code(algebraic="y0 = sin(u0)\ny1 = cos(u0)" if o_cos is not None else "y0 = sin(u0)",
+                                constants={"sin": sin, "cos": cos}))
     else:
         shape = (io.width,)
 

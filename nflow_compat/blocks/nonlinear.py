@@ -73,8 +73,10 @@ def saturation(io):
 
         def array(t, inputs):
             u = inputs[0]
-            v = where(u < lo, lo, u)
-            return [where(hi < v, hi, v)]
+            v = u.copy()        # the two comparisons of the closure, as masks (cheaper than where)
+            v[u < lo] = lo
+            v[hi < v] = hi
+            return [v]
         return Phases(algebraic=algebraic, part=crossing_part(io, _band_surfaces(S, i, lo, hi)), array=array,
                       code=Code(algebraic="v = lo if u0 < lo else u0\ny0 = hi if hi < v else v",
                                 constants={"lo": lo, "hi": hi}))

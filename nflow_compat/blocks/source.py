@@ -144,7 +144,7 @@ def sine(io):
 
     def array(t, inputs):
         # math.sin over the elements, as the closure: numpy's sin may differ in the last bit
-        return [a * np.fromiter(map(sin, w * t + ph), float, t.size)]
+        return [a * np.fromiter(map(sin, (w * t + ph).tolist()), float, t.size)]
     # w*t + ph finite all over the grid: math.sin cannot raise (the closures would name the step)
     finite = abs(w) * (io.ctx.dt * io.ctx.n_samples) + abs(ph) < 1e300
     return Phases(output=output, time_scale=_fixed_scale(_half_period(p["Frequency"])),

@@ -78,6 +78,9 @@ def generate(plan, vector, bound_slots) -> StepFunction | None:
     """The step function of ``plan`` with the vectorized set ``vector`` (or None) left
     out of the loop; None when nothing is left to run in it. ``bound_slots``: slots read
     through bindings, outside the wiring."""
+    if vector is not None and all(id(f) in vector.left_out and not vector.feeds.get(id(f))
+                                  for name in PHASES for f in getattr(plan, name)):
+        return None
     return _Builder(plan, vector, bound_slots).build()
 
 
@@ -85,10 +88,7 @@ class _Builder:
     def __init__(self, plan, vector, bound_slots):
         self.plan, self.vector = plan, vector
         self.phases = plan.phases
-        self.ins = plan.input_slots
-        self.outs = [[] for _ in plan.phases]
-        for (i, _), s in sorted(plan.slot_of.items()):
-            self.outs[i].append(s)
+        self.ins, self.outs = plan.input_slots, plan.output_slots
         self.owner = {}             # id of a phase closure -> (block index, phase)
         for i, p in enumerate(plan.phases):
             for name in PHASES:

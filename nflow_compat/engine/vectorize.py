@@ -39,7 +39,7 @@ class Vectorized:
     def __init__(self, plan, members: dict, fed: set, recorders: list):
         phases, ins_of = plan.phases, plan.input_slots
         order = sorted(members, key=members.get)
-        outs_of = _output_slots(plan)
+        outs_of = plan.output_slots
         keep = set(fed) | {bulk.slot for _, bulk in recorders if bulk.slot is not None}
         last_use = {}
         for n, i in enumerate(order):
@@ -78,20 +78,11 @@ class Vectorized:
         return t, columns
 
 
-def _output_slots(plan) -> list:
-    """Per block, the slots of its output ports in port order."""
-    outs = [[] for _ in plan.phases]
-    for (i, _), s in sorted(plan.slot_of.items()):
-        outs[i].append(s)
-    return outs
-
-
 def select(plan, complex_out, bound_slots) -> Vectorized | None:
     """The vectorized set of ``plan`` (None when empty). ``complex_out``: per block,
     whether its outputs are complex; ``bound_slots``: slots handed to blocks by id
     (bindings), read outside the wiring."""
-    phases, ins_of, first = plan.phases, plan.input_slots, plan.initial_signals
-    outs_of = _output_slots(plan)
+    phases, ins_of, outs_of, first = plan.phases, plan.input_slots, plan.output_slots, plan.initial_signals
     owner = {s: i for (i, _), s in plan.slot_of.items()}
     rank = {id(f): n for n, f in enumerate(list(plan.output) + list(plan.algebraic))}
 
