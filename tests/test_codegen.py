@@ -87,7 +87,7 @@ def test_the_corpus_exercises_the_compiled_loop():
         if plan.program is not None:
             vectorized += plan.program.vector is not None
             generated += plan.program.step is not None and plan.program.step.inlined > 0
-    assert vectorized >= 40 and generated >= 20
+    assert vectorized >= 80 and generated >= 50     # of 162 fixed-step plans: 105 and 67 when written
 
 
 # ----------------------------------------------------------------------------- chosen cases

@@ -75,6 +75,7 @@ class Program:
             end = min(first + width, n_samples)
             if vector is not None:
                 times, columns = vector.evaluate(first, end, dt, tail if end == n_samples else None)
+                budget.check(first)    # the wall clock, after a slice's arrays
             if step is not None:
                 feeds = [iter(columns[s].tolist()) for s in step.fed]
                 done = step.run(first, end, chunk, feeds, state, check)
