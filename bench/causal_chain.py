@@ -233,54 +233,20 @@ class Bdsim:
         return np.asarray(out.t, dtype=float), np.asarray(out.y, dtype=float)[:, 0]
 
 
-def plain_loop(k: int, n: int = N_SAMPLES) -> list:
-    """What one writes by hand: floats, math.sin, min/max, append to a list."""
+def plain_loop(k: int, n: int = N_SAMPLES, feedback: bool = False) -> list:
+    """What one writes by hand: floats, math.sin, min/max, append to a list. With
+    ``feedback``, per group x = 0.0 + x - z before its blocks and z = x after them (z is
+    read once a step, before it is overwritten: the unitDelay)."""
     kinds = chain(k)
-    w = 2.0 * math.pi * FREQUENCY
-    out = []
-    for step in range(n):
-        x = AMPLITUDE * math.sin(w * (step * DT))
-        for kind in kinds:
-            if kind == "gain":
-                x = x * GAIN
-            else:
-                x = min(max(x, LOWER), UPPER)
-        out.append(x)
-    return out
-
-
-def plain_tuned(k: int, n: int = N_SAMPLES) -> list:
-    """The same loop written for speed: flags instead of strings, names bound to locals,
-    the clamp as two conditional expressions (no builtin calls). Same values as
-    min(max(x, lo), hi) for every float x, NaN included."""
-    is_gain = [kind == "gain" for kind in chain(k)]
-    w, a, g, lo, hi, dt, sin = 2.0 * math.pi * FREQUENCY, AMPLITUDE, GAIN, LOWER, UPPER, DT, math.sin
-    out = []
-    append = out.append
-    for step in range(n):
-        x = a * sin(w * (step * dt))
-        for gain in is_gain:
-            if gain:
-                x = x * g
-            else:
-                x = lo if x < lo else x
-                x = hi if hi < x else x
-        append(x)
-    return out
-
-
-def plain_feedback(k: int, n: int = N_SAMPLES) -> list:
-    """The feedback model by hand, as ``plain_loop``: per group x = 0.0 + x - z, the
-    group's blocks, z = x (read once a step, before it is overwritten)."""
-    kinds = chain(k)
-    parts = [kinds[g:g + GROUP] for g in range(0, k, GROUP)]
+    parts = [kinds[g:g + GROUP] for g in range(0, k, GROUP)] if feedback else [kinds]
     z = [0.0] * len(parts)
     w = 2.0 * math.pi * FREQUENCY
     out = []
     for step in range(n):
         x = AMPLITUDE * math.sin(w * (step * DT))
         for g, part in enumerate(parts):
-            x = 0.0 + x - z[g]
+            if feedback:
+                x = 0.0 + x - z[g]
             for kind in part:
                 if kind == "gain":
                     x = x * GAIN
@@ -291,24 +257,28 @@ def plain_feedback(k: int, n: int = N_SAMPLES) -> list:
     return out
 
 
-def plain_feedback_tuned(k: int, n: int = N_SAMPLES) -> list:
-    """``plain_feedback`` written for speed, as ``plain_tuned``."""
-    parts = [[kind == "gain" for kind in chain(k)[g:g + GROUP]] for g in range(0, k, GROUP)]
+def plain_tuned(k: int, n: int = N_SAMPLES, feedback: bool = False) -> list:
+    """The same loop written for speed: flags instead of strings, names bound to locals,
+    the clamp as two conditional expressions (no builtin calls). Same values as
+    min(max(x, lo), hi) for every float x, NaN included."""
+    flags = [kind == "gain" for kind in chain(k)]
+    parts = [flags[g:g + GROUP] for g in range(0, k, GROUP)] if feedback else [flags]
     z = [0.0] * len(parts)
-    w, a, gain_, lo, hi, dt, sin = 2.0 * math.pi * FREQUENCY, AMPLITUDE, GAIN, LOWER, UPPER, DT, math.sin
+    w, a, g, lo, hi, dt, sin = 2.0 * math.pi * FREQUENCY, AMPLITUDE, GAIN, LOWER, UPPER, DT, math.sin
     out = []
     append = out.append
     for step in range(n):
         x = a * sin(w * (step * dt))
-        for g, part in enumerate(parts):
-            x = 0.0 + x - z[g]
-            for is_gain in part:
-                if is_gain:
-                    x = x * gain_
+        for group, part in enumerate(parts):
+            if feedback:
+                x = 0.0 + x - z[group]
+            for gain in part:
+                if gain:
+                    x = x * g
                 else:
                     x = lo if x < lo else x
                     x = hi if hi < x else x
-            z[g] = x
+            z[group] = x
         append(x)
     return out
 
@@ -317,16 +287,16 @@ class Plain:
     """The plain loop as specified (min/max); the reference for the slowdown targets."""
 
     name = PLAIN
-    loops = {"chain": plain_loop, "feedback": plain_feedback}
+    loop = staticmethod(plain_loop)
 
     def __init__(self, model: str = "chain"):
-        self.loop = self.loops[model]
+        self.feedback = model == "feedback"
 
     def build(self, k: int):
         self.k = k
 
     def run(self):
-        y = self.loop(self.k)
+        y = self.loop(self.k, feedback=self.feedback)
         return np.arange(N_SAMPLES) * DT, np.asarray(y, dtype=float)
 
 
@@ -334,7 +304,7 @@ class PlainTuned(Plain):
     """A second hand-written reference: the plain loop without builtin calls."""
 
     name = TUNED
-    loops = {"chain": plain_tuned, "feedback": plain_feedback_tuned}
+    loop = staticmethod(plain_tuned)
 
 
 # ----------------------------------------------------------------------------- timing
@@ -437,6 +407,14 @@ def _fmt_rate(x: float) -> str:
     return f"{x / 1e6:8.3f} M"
 
 
+def _header(out, head: str) -> str:
+    """Prints a table's header and its rule; returns the rule."""
+    rule = "-" * len(head)
+    out(head)
+    out(rule)
+    return rule
+
+
 def print_report(results: list, curve: list, out=print):
     for model in MODELS:
         rows = [res for res in results if res["model"] == model]
@@ -451,10 +429,8 @@ def print_report(results: list, curve: list, out=print):
                 "the group's output")
         out(f"block-steps/s = blocks*{N_SAMPLES} / run time (min over repeats; build/compile timed separately)")
         out("")
-        head = (f"{'K':>5} | {'engine':<13} | {'build s':>8} | {'run s':>9} | {'block-steps/s':>13} | {'reps':>4} | "
-                f"{'max|dy| vs ours':>15} | {'max|t-k*dt|':>11}")
-        out(head)
-        out("-" * len(head))
+        rule = _header(out, f"{'K':>5} | {'engine':<13} | {'build s':>8} | {'run s':>9} | {'block-steps/s':>13} | "
+                            f"{'reps':>4} | {'max|dy| vs ours':>15} | {'max|t-k*dt|':>11}")
         for res in rows:
             for name in ENGINES:
                 e = res["engines"].get(name)
@@ -468,12 +444,10 @@ def print_report(results: list, curve: list, out=print):
             out(f"{res['K']:>5} | {'ours JSON':<13} | {'':8} | {o['simulate_json_s']:9.4f} | "
                 f"{_fmt_rate(res['block_steps'] / o['simulate_json_s']):>13} | {len(o['simulate_json_runs_s']):>4} | "
                 f"{o['simulate_json_max_abs_diff']:>15.3g} | {'':>11}   (whole simulate_json: parse+compile+run+encode)")
-            out("-" * len(head))
+            out(rule)
         out("")
-        head2 = (f"{'K':>5} | {'ours/PathSim speedup':>20} | {'ours/bdsim speedup':>18} | {'ours/numpy slowdown':>19} | "
-                 f"{'ours/plain slowdown':>19} | {'ours/tuned slowdown':>19} | {'closures/ours':>13}")
-        out(head2)
-        out("-" * len(head2))
+        _header(out, f"{'K':>5} | {'ours/PathSim speedup':>20} | {'ours/bdsim speedup':>18} | {'ours/numpy slowdown':>19} | "
+                     f"{'ours/plain slowdown':>19} | {'ours/tuned slowdown':>19} | {'closures/ours':>13}")
         for res in rows:
             r = res["ratios"]
             ps = f"{r['speedup_vs_pathsim']:.1f}x" if "speedup_vs_pathsim" in r else "n/a"
