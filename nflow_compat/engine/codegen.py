@@ -13,9 +13,10 @@ there (a closure's input or ``reads``, a binding, anything in a plan with subsys
 else stored when the function returns.
 
 Only template texts, which are ours, become source: every name in a template is replaced
-by one made here from block and slot numbers (``_template`` parses it and rejects what it
-does not know), and the values the statements use (parameters, state, closures) enter as
-arguments of the function. Block ids, parameter values and user strings never do.
+by one made here from block and slot numbers (``_template`` parses the text, ``_name``
+maps each name and refuses a write to an input or a constant), and the values the
+statements use (parameters, state, closures) enter as arguments of the function. Block
+ids, parameter values and user strings never do.
 """
 from __future__ import annotations
 
@@ -29,7 +30,6 @@ PHASES = ("output", "algebraic", "update", "after_step")
 _TEMPLATE_PHASES = ("output", "algebraic", "update")
 _MARK = re.compile("\0(\\w+)\0")
 _PORT = re.compile("([uy])([0-9]+)")
-_INDENT = " " * 12     # the body of the step loop
 
 
 @functools.lru_cache(maxsize=None)

@@ -31,6 +31,8 @@ MAX_SLICE, MIN_SLICE = 16384, 256
 class Vectorized:
     """The vectorized set of a plan and its evaluation over slices of the grid.
 
+    ``steps``: per member in evaluation order (array form, input slots, output slots,
+    slots no longer needed after it); ``blocks``: the members and the bulk recorders;
     ``left_out``: ids of the closures the step loop no longer calls (the members' writers
     and the bulk recorders' AFTER_STEP); ``feeds``: id of a member's writer -> the slots of
     its outputs the loop reads; ``recorders``: the bulk entries; ``slice``: grid steps per
@@ -55,7 +57,6 @@ class Vectorized:
             peak = max(peak, live)
             live -= len(drops)
             self.steps.append((phases[i].array, list(ins_of[i]), outs, drops))
-        self.member_slots = [s for i in order for s in outs_of[i]]
         writers = {i: phases[i].output or phases[i].algebraic for i in order}
         self.left_out = {id(f) for f in writers.values()} | {id(phases[i].after_step) for i, _ in recorders}
         self.feeds = {id(writers[i]): [s for s in outs_of[i] if s in fed] for i in order}
