@@ -33,7 +33,7 @@ from . import Code, Phases, block
 def _band_surfaces(S, i, lo, hi):
     """nflow's ZERO_CROSSING of saturation and deadZone: u - lo and u - hi per element
     (a constant 1 for a limit that is not finite), so a solver restarts at the kinks."""
-    bounds = [b if np.isfinite(b) else None for b in (lo, hi)]
+    bounds = [b if math.isfinite(b) else None for b in (lo, hi)]
 
     def surfaces():
         u = np.atleast_1d(S[i])

@@ -444,17 +444,22 @@ def _propagate_widths(diagram: Diagram, handlers, sources) -> dict:
                                path=blocks[i].path + "/outputs")
         return out
 
+    seeded = False
     while pending:
-        progress = False
-        for i in list(pending):
+        left = []
+        for i in pending:
             out = compute(i, False)
-            if out is not None:
+            if out is None:
+                left.append(i)
+            else:
                 widths.update({(i, p): w for p, w in enumerate(out)})
-                pending.remove(i)
-                progress = True
-        if not progress:  # a feedback loop: seed its first block with scalar inputs
-            i = pending.pop(0)
+        if len(left) == len(pending):  # a feedback loop: seed its first block with scalar inputs
+            i = left.pop(0)
             widths.update({(i, p): w for p, w in enumerate(compute(i, True))})
+            seeded = True
+        pending = left
+    if not seeded:     # every block saw its inputs' final widths
+        return widths
     for _ in range(len(blocks) + 1):  # re-check with every width known
         changed = False
         for i in range(len(blocks)):
