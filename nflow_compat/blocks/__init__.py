@@ -52,7 +52,7 @@ class Phases:
     code: Code | None = None        # the closures as a template for the generated step function
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Code:
     """A block's per-step closures as Python statements, inlined into the plan's generated
     fixed-step function (engine.codegen) in place of the calls. Only these texts, which are
