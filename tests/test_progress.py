@@ -17,9 +17,16 @@ from nflow_compat import cli
 from tests.util import blk, diagram, read_until, record, wire
 
 
-def chain(n_gains: int, dt: float, duration: float, recorder=False):
+def chain(n_gains: int, dt: float, duration: float, recorder=False, loop=False):
+    """sine -> n gains -> a recorder or a terminator. ``loop``: the sine enters through a
+    sum that adds the chain's output of the step before (a unitDelay), which keeps every
+    block in the step loop; a chain fed by time alone is computed over the whole grid at
+    once, far too fast for a run that must last."""
     blocks = [blk("s", "sine")] + [blk(f"g{i}", "gain", Gain=1) for i in range(n_gains)]
     conns = [wire("s", "g0")] + [wire(f"g{i}", f"g{i + 1}") for i in range(n_gains - 1)]
+    if loop:
+        blocks += [blk("add", "sum", Inputs="++", inputs=2), blk("z", "unitDelay")]
+        conns = [wire("s", "add"), wire("z", "add", 0, 1), wire("add", "g0"), wire(f"g{n_gains - 1}", "z")] + conns[1:]
     if recorder:
         blocks.append(record())
     else:
@@ -30,7 +37,7 @@ def chain(n_gains: int, dt: float, duration: float, recorder=False):
 
 SHORT = chain(2, 0.1, 1.0, recorder=True)
 MEDIUM = chain(5, 1e-4, 5.0, recorder=True)          # 50,001 samples, a fraction of a second
-LONG = chain(120, 1e-5, 4.0)     # 400,001 samples x 122 blocks: about 3 s here, the bar shows after 1 s
+LONG = chain(120, 1e-5, 10.0, loop=True)    # 1,000,001 samples x 124 blocks: 2-3 s here, the bar shows after 1 s
 
 
 class FakeClock:
@@ -227,7 +234,7 @@ def test_real_terminal_long_run(tmp_path):
     assert proc.returncode == 0
     assert b"nflow-sim [" in err and b"%" in err and b"Traceback" not in err
     result = orjson.loads(stdout)
-    assert result["status"] == "ok" and len(result["time"]) == 400_001
+    assert result["status"] == "ok" and len(result["time"]) == 1_000_001
     assert result["stats"]["wall_s"] > 1.0             # it was a long run indeed
 
 
@@ -250,7 +257,7 @@ def _interrupt(args, stdin=None):
 
 def test_ctrl_c_ends_with_130_and_a_clean_message(tmp_path):
     f = tmp_path / "long.json"
-    f.write_bytes(orjson.dumps(chain(40, 1e-5, 60.0)))  # a minute or more: it will be interrupted
+    f.write_bytes(orjson.dumps(chain(40, 1e-5, 60.0, loop=True)))  # a minute or more: it will be interrupted
     code, stdout, seen = _interrupt(["run", str(f)])
     assert code == 130
     assert stdout == b""                                # no JSON dressed as a result
@@ -259,7 +266,7 @@ def test_ctrl_c_ends_with_130_and_a_clean_message(tmp_path):
 
 def test_ctrl_c_in_the_pipe(tmp_path):
     f = tmp_path / "long.json"
-    f.write_bytes(orjson.dumps(chain(40, 1e-5, 60.0)))
+    f.write_bytes(orjson.dumps(chain(40, 1e-5, 60.0, loop=True)))
     with open(f, "rb") as fh:
         code, stdout, seen = _interrupt([], stdin=fh)
     assert code == 130 and stdout == b""

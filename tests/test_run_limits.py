@@ -143,8 +143,12 @@ def test_a_quickly_converging_loop_runs_to_the_end():
 # ----------------------------------------------------------------------------- the wall clock
 
 def test_max_seconds_stops_a_plain_long_run():
-    d = diagram([blk("c", "constant", Value=2), blk("g", "gain", Gain=3), record()],
-                [wire("c", "g"), wire("g", "w")], dt=1e-3, duration=9999.0)
+    # an accumulator (the sum of its own output a step before): a path fed by time alone
+    # would be computed over the whole grid at once, in well under the limit
+    d = diagram([blk("c", "constant", Value=2), blk("acc", "sum", Inputs="++", inputs=2), blk("z", "unitDelay"),
+                 record()],
+                [wire("c", "acc"), wire("z", "acc", 0, 1), wire("acc", "z"), wire("acc", "w")], dt=1e-3,
+                duration=9999.0)
     err, took = answer(lambda: nc.simulate(d, limits=nc.Limits(max_seconds=0.5)))
     assert isinstance(err, nc.SimulationError) and err.code == "time_limit" and 0.5 <= took < 2.0
 

@@ -46,6 +46,33 @@ class Phases:
     # acceleration of its flange), so it is asked of that signal's writers (engine.rates)
     rate: Callable[[list], None] | None = None
     rate_reads: tuple = ()          # signal slots whose rates ``rate`` reads besides the wired inputs'
+    # array(t, inputs) -> outputs: what OUTPUT / ALGEBRAIC write over many grid steps at once,
+    # for a block whose outputs are pure functions of time and its inputs (engine.vectorize):
+    # t the steps' times, inputs one float array per input port (None: unconnected), one
+    # float array per output port back. Declared only where every step of the closures
+    # would give bit for bit the same floats (the same IEEE operations in the same order,
+    # math.* functions mapped over the elements, never numpy's own transcendental
+    # functions) and cannot raise
+    array: Callable[[np.ndarray, list], list] | None = None
+    code: Code | None = None        # the closures as a template for the generated step function
+
+
+@dataclass(slots=True)
+class Code:
+    """A block's per-step closures as Python statements, inlined into the plan's generated
+    fixed-step function (engine.codegen) in place of the calls. Only these texts, which are
+    ours, become source; everything else enters by name. Names in the statements: ``u0``,
+    ``u1``, ... the inputs (read only), ``y0``, ``y1``, ... the outputs, ``t`` the time,
+    the keys of ``constants`` (values bound to the function, read only), of ``state``
+    (values kept from step to step, set to the given ones at the start of every run) and
+    temporaries (assigned before they are read). The statements of a phase must do what
+    that phase's closure does at a committed fixed step (``ctx.side_effect_free`` is
+    false there)."""
+    output: str = ""
+    algebraic: str = ""
+    update: str = ""
+    constants: dict = field(default_factory=dict)
+    state: dict = field(default_factory=dict)
 
 
 class ComplexSupport(NamedTuple):

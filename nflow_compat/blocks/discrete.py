@@ -30,7 +30,7 @@ import math
 import numpy as np
 
 from ..signals import round_half_away
-from . import Phases, block, elementwise
+from . import Code, Phases, block, elementwise
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -149,12 +149,13 @@ def unit_delay(io):
             def update():
                 nonlocal state
                 state = S[i]
-    else:
-        current = vector_reader(io, 0, w)
+        code = Code(output="y0 = x", update="x = 0.0" if i is None else "x = u0", state={"x": seed})
+        return Phases(init=init, output=output, update=update, code=code)
+    current = vector_reader(io, 0, w)
 
-        def update():
-            nonlocal state
-            state = current()
+    def update():
+        nonlocal state
+        state = current()
     return Phases(init=init, output=output, update=update)
 
 

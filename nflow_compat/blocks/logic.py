@@ -17,7 +17,7 @@ import operator
 import numpy as np
 
 from ..signals import round_half_away
-from . import Phases, block, scalar_out
+from . import Code, Phases, block, scalar_out
 
 # Relational operator spellings nflow accepts (compareToConstant, compareToZero,
 # relationalOperator), each mapped to the numpy ufunc that implements it. The numpy
@@ -37,6 +37,16 @@ _SCALAR = {
     np.less_equal: operator.le, np.less: operator.lt,
     np.equal: operator.eq, np.not_equal: operator.ne,
 }
+# ... and their spelling in the templates of the generated step function
+_SYMBOL = {np.greater_equal: ">=", np.greater: ">", np.less_equal: "<=", np.less: "<", np.equal: "==",
+           np.not_equal: "!="}
+# a value's truth in a template (nonzero and not NaN), per input port
+_TRUE = "(u{0} != 0.0 and u{0} == u{0})"
+
+
+def _as_flag(mask):
+    """A comparison's result over the grid as the closures write it: 1.0 / 0.0."""
+    return mask.astype(float)
 
 
 def _relop(io, name: str):
@@ -57,9 +67,11 @@ def _compare_to(io, const: float, name: str):
 
         def algebraic():
             S[o] = 1.0 if cmp(S[i], const) else 0.0
-    else:
-        def algebraic():
-            S[o] = ufunc(S[i], const).astype(float)
+        return Phases(algebraic=algebraic, array=lambda t, u: [_as_flag(ufunc(u[0], const))],
+                      code=Code(algebraic=f"y0 = 1.0 if u0 {_SYMBOL[ufunc]} c else 0.0", constants={"c": const}))
+
+    def algebraic():
+        S[o] = ufunc(S[i], const).astype(float)
     return Phases(algebraic=algebraic)
 
 
@@ -89,9 +101,11 @@ def relational_operator(io):
 
         def algebraic():
             S[o] = 1.0 if cmp(S[a], S[c]) else 0.0
-    else:
-        def algebraic():
-            S[o] = ufunc(S[a], S[c]).astype(float)
+        return Phases(algebraic=algebraic, array=lambda t, u: [_as_flag(ufunc(u[0], u[1]))],
+                      code=Code(algebraic=f"y0 = 1.0 if u0 {_SYMBOL[ufunc]} u1 else 0.0"))
+
+    def algebraic():
+        S[o] = ufunc(S[a], S[c]).astype(float)
     return Phases(algebraic=algebraic)
 
 
@@ -113,6 +127,9 @@ def interval_test(io):
         def algebraic():
             x = S[i]
             S[o] = 1.0 if ok_lo(x, lo) and ok_up(x, up) else 0.0
+        text = f"y0 = 1.0 if u0 {_SYMBOL[above]} lo and u0 {_SYMBOL[below]} up else 0.0"
+        return Phases(algebraic=algebraic, array=lambda t, u: [_as_flag(above(u[0], lo) & below(u[0], up))],
+                      code=Code(algebraic=text, constants={"lo": lo, "up": up}))
     else:
         def algebraic():
             x = S[i]
@@ -135,7 +152,8 @@ def _constant_output(io, value: float) -> Phases:
 
     def algebraic():
         S[o] = const
-    return Phases(algebraic=algebraic)
+    return Phases(algebraic=algebraic, array=lambda t, u: [np.full(t.size, value)],
+                  code=Code(algebraic="y0 = c", constants={"c": const}))
 
 
 @block("logicalOperator")
@@ -160,6 +178,8 @@ def logical_operator(io):
         if width == 1:
             def algebraic():
                 S[o] = 1.0 if S[first] == 0.0 else 0.0
+            return Phases(algebraic=algebraic, array=lambda t, u: [_as_flag(u[0] == 0.0)],
+                          code=Code(algebraic="y0 = 1.0 if u0 == 0.0 else 0.0"))
         else:
             def algebraic():
                 # input 0 may be a broadcast scalar when another port is wider
@@ -205,7 +225,8 @@ def logical_operator(io):
                     if v != 0.0 and v == v:
                         count += 1
                 S[o] = odd if count & 1 else even
-        return Phases(algebraic=algebraic)
+        kind = {"AND": "and", "NAND": "and", "OR": "or", "NOR": "or"}.get(op, "xor")
+        return Phases(algebraic=algebraic, **_reduction_forms(io, kind, op in ("NAND", "NOR", "XNOR")))
 
     shape = (width,)
     if op in ("AND", "NAND"):
@@ -277,7 +298,7 @@ def _reduce_block(io, kind: str):
                     if v != 0.0 and v == v:
                         count += 1
                 S[o] = 1.0 if count & 1 else 0.0
-        return Phases(algebraic=algebraic)
+        return Phases(algebraic=algebraic, **_reduction_forms(io, kind, False))
     shape = (width,)
     if kind == "and":
         def algebraic():
@@ -298,6 +319,26 @@ def _reduce_block(io, kind: str):
                 acc ^= _truth(np.asarray(S[s]))
             S[o] = acc.astype(float)
     return Phases(algebraic=algebraic)
+
+
+def _reduction_forms(io, kind: str, negated: bool) -> dict:
+    """The array form and template of a scalar and / or / xor over the connected declared
+    ports (each true when nonzero and not NaN), 1.0 / 0.0, swapped when ``negated``."""
+    ports = [port for port, slot in enumerate(io.declared_ins) if slot is not None]
+    hit, miss = ("0.0", "1.0") if negated else ("1.0", "0.0")
+    truths = [_TRUE.format(port) for port in ports]
+    if kind == "xor":
+        text = f"y0 = {hit} if ({' + '.join(truths)}) & 1 else {miss}"
+    else:
+        text = f"y0 = {hit} if {f' {kind} '.join(truths)} else {miss}"
+    combine = {"and": np.logical_and, "or": np.logical_or, "xor": np.logical_xor}[kind]
+
+    def array(t, u):
+        acc = _truth(u[ports[0]])
+        for port in ports[1:]:
+            acc = combine(acc, _truth(u[port]))
+        return [_as_flag(~acc if negated else acc)]
+    return {"array": array, "code": Code(algebraic=text)}
 
 
 @block("and")
@@ -329,7 +370,13 @@ def not_(io):
 
         def algebraic():
             S[o] = const
-    elif width == 1 or io.in_widths[0] == 1:
+    elif width == 1:
+        def algebraic():
+            v = S[i]
+            S[o] = 0.0 if v != 0.0 and v == v else 1.0
+        return Phases(algebraic=algebraic, array=lambda t, u: [_as_flag(~_truth(u[0]))],
+                      code=Code(algebraic=f"y0 = 0.0 if {_TRUE.format(0)} else 1.0"))
+    elif io.in_widths[0] == 1:
         # a scalar input 0 (broadcast when another declared port is wider)
         def algebraic():
             v = S[i]

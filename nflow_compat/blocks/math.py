@@ -30,7 +30,7 @@ import numpy as np
 from ..errors import DiagramError
 from ..expr import floor_mod, floor_mod_scalar
 from ..signals import Shaped, dims_of, round_half_away
-from . import Phases, block, scalar_out
+from . import Code, Phases, block, scalar_out
 
 TINY = 1e-300   # divide: smallest denominator magnitude, sign kept (+ for 0 and -0)
 
@@ -55,7 +55,8 @@ def gain(io):
 
     def rate(R):
         R[o] = R[i] * g
-    return Phases(algebraic=algebraic, rate=rate)
+    return Phases(algebraic=algebraic, rate=rate, array=lambda t, u: [u[0] * g],
+                  code=Code(algebraic="y0 = u0 * g", constants={"g": g}))
 
 
 def _sign_string(io) -> str:
@@ -87,7 +88,8 @@ def sum_(io):
 
         def algebraic():
             S[o] = zero
-        return Phases(init=init if note else None, algebraic=algebraic)
+        return Phases(init=init if note else None, algebraic=algebraic, array=lambda t, u: [np.zeros(t.size)],
+                      code=Code(algebraic="y0 = zero", constants={"zero": zero}))
     if len(terms) == 1:
         (a, na), = terms
         if na:
@@ -125,7 +127,17 @@ def sum_(io):
         for slot, minus in terms:
             acc = acc - R[slot] if minus else acc + R[slot]
         R[o] = acc
-    return Phases(init=init if note else None, algebraic=algebraic, rate=rate)
+    ports = [(port, port < len(signs) and signs[port] == "-") for _, port in _connected(io)]
+
+    def array(t, u):
+        acc = 0.0
+        for port, minus in ports:
+            acc = acc - u[port] if minus else acc + u[port]
+        return [acc]
+    # 0.0 + u0 - u1 ...: the closures' sums, left to right
+    text = "y0 = 0.0" + "".join(f" {'-' if minus else '+'} u{port}" for port, minus in ports)
+    return Phases(init=init if note else None, algebraic=algebraic, rate=rate, array=array,
+                  code=Code(algebraic=text))
 
 
 @block("mult", complex=(True, -1))
@@ -162,7 +174,23 @@ def mult(io):
             for slot in rest:
                 acc = acc * S[slot]
             S[o] = acc
-    return Phases(algebraic=algebraic)
+    return Phases(algebraic=algebraic, **_product_forms([port for _, port in _connected(io)], width))
+
+
+def _product_forms(ports, width) -> dict:
+    """mult's array form and template: the product of the ``ports`` in port order (1.0
+    times a lone factor, ones for none), as its closures multiply."""
+    if not ports:
+        one = 1.0 if width == 1 else np.ones(width)
+        return {"array": lambda t, u: [np.ones(t.size)], "code": Code(algebraic="y0 = one", constants={"one": one})}
+    factors = ["1.0", f"u{ports[0]}"] if len(ports) == 1 else [f"u{port}" for port in ports]
+
+    def array(t, u):
+        acc = 1.0 * u[ports[0]] if len(ports) == 1 else u[ports[0]]
+        for port in ports[1:]:
+            acc = acc * u[port]
+        return [acc]
+    return {"array": array, "code": Code(algebraic="y0 = " + " * ".join(factors))}
 
 
 @block("bias")
@@ -175,7 +203,8 @@ def bias(io):
 
     def algebraic():
         S[o] = S[i] + b
-    return Phases(algebraic=algebraic)
+    return Phases(algebraic=algebraic, array=lambda t, u: [u[0] + b],
+                  code=Code(algebraic="y0 = u0 + b", constants={"b": b}))
 
 
 @block("abs", complex=(True, 0))
@@ -192,10 +221,20 @@ def abs_(io):
             except OverflowError:     # |z| of a complex past the double range: inf, as C's hypot
                 z = S[i]
                 S[o] = math.hypot(z.real, z.imag)
-    else:
-        def algebraic():
-            S[o] = np.abs(S[i])
+        return Phases(algebraic=algebraic, array=lambda t, u: [np.abs(u[0])], code=Code(algebraic=_ABS_TEXT,
+                      constants={"abs": abs, "hypot": math.hypot, "OverflowError": OverflowError}))
+
+    def algebraic():
+        S[o] = np.abs(S[i])
     return Phases(algebraic=algebraic)
+
+
+_ABS_TEXT = """
+try:
+    y0 = abs(u0)
+except OverflowError:
+    y0 = hypot(u0.real, u0.imag)
+"""
 
 
 @block("sign")
@@ -209,10 +248,13 @@ def sign(io):
         def algebraic():
             u = S[i]
             S[o] = 1.0 if u > 0.0 else (-1.0 if u < 0.0 else 0.0)
-    else:
-        def algebraic():
-            u = S[i]
-            S[o] = (u > 0.0).astype(float) - (u < 0.0).astype(float)
+        return Phases(algebraic=algebraic,
+                      array=lambda t, u: [np.where(u[0] > 0.0, 1.0, np.where(u[0] < 0.0, -1.0, 0.0))],
+                      code=Code(algebraic="y0 = 1.0 if u0 > 0.0 else (-1.0 if u0 < 0.0 else 0.0)"))
+
+    def algebraic():
+        u = S[i]
+        S[o] = (u > 0.0).astype(float) - (u < 0.0).astype(float)
     return Phases(algebraic=algebraic)
 
 
@@ -225,7 +267,7 @@ def negate(io):
 
     def algebraic():
         S[o] = -S[i]
-    return Phases(algebraic=algebraic)
+    return Phases(algebraic=algebraic, array=lambda t, u: [-u[0]], code=Code(algebraic="y0 = -u0"))
 
 
 def _guard(den, num):
@@ -245,6 +287,14 @@ def _tiny(den, num):
     return -TINY if den < 0.0 else TINY
 
 
+_DIVIDE_TEXT = """
+den = u1
+if abs(den) < TINY:
+    den = tiny(den, u0)
+y0 = u0 / den
+"""
+
+
 @block("divide", complex=(True, -1))
 def divide(io):
     """y = u0 / u1 with the tiny-denominator guard; nothing is written unless both
@@ -261,6 +311,8 @@ def divide(io):
             if abs(den) < TINY:
                 den = _tiny(den, S[n])
             S[o] = S[n] / den
+        return Phases(algebraic=algebraic, array=lambda t, u: [u[0] / _guard(u[1], u[0])],
+                      code=Code(algebraic=_DIVIDE_TEXT, constants={"abs": abs, "TINY": TINY, "tiny": _tiny}))
     else:
         def algebraic():
             num = S[n]
@@ -280,6 +332,8 @@ def min_(io):
         def algebraic():
             x, y = S[a], S[c]
             S[o] = y if y < x else x
+        return Phases(algebraic=algebraic, array=lambda t, u: [np.where(u[1] < u[0], u[1], u[0])],
+                      code=Code(algebraic="y0 = u1 if u1 < u0 else u0"))
     else:
         def algebraic():
             x, y = S[a], S[c]
@@ -299,6 +353,8 @@ def max_(io):
         def algebraic():
             x, y = S[a], S[c]
             S[o] = y if x < y else x
+        return Phases(algebraic=algebraic, array=lambda t, u: [np.where(u[0] < u[1], u[1], u[0])],
+                      code=Code(algebraic="y0 = u1 if u0 < u1 else u0"))
     else:
         def algebraic():
             x, y = S[a], S[c]
@@ -428,6 +484,18 @@ TRIG_FUNCTIONS = ("sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "
                   "asinh", "acosh", "atanh", "atan2", "sincos")
 
 
+def _mapped_forms(scalar_fn, arity: int) -> dict:
+    """The array form and template of a scalar block computing ``scalar_fn`` of its first
+    ``arity`` inputs: the closure's own function mapped over the elements (exact, and it
+    never raises: C semantics)."""
+    def array(t, u):
+        return [np.fromiter(map(scalar_fn, *(column.tolist() for column in u[:arity])), float, t.size)]
+    return {"array": array, "code": Code(algebraic=_CALLS[arity], constants={"fn": scalar_fn})}
+
+
+_CALLS = {1: "y0 = fn(u0)", 2: "y0 = fn(u0, u1)"}
+
+
 def _unary(io, scalar_fn, vector_fn):
     """y = fn(u0) element-wise; unconnected input 0: nothing written."""
     i, o, S = io.ins[0], io.outs[0], io.S
@@ -436,6 +504,7 @@ def _unary(io, scalar_fn, vector_fn):
     if io.width == 1:
         def algebraic():
             S[o] = scalar_fn(S[i])
+        return Phases(algebraic=algebraic, **_mapped_forms(scalar_fn, 1))
     elif io.in_widths[0] == io.width:
         def algebraic():
             S[o] = vector_fn(S[i])
@@ -459,6 +528,7 @@ def _binary(io, scalar_fn, vector_fn):
     if width == 1:
         def algebraic():
             S[o] = scalar_fn(S[a], S[b])
+        return Phases(algebraic=algebraic, **_mapped_forms(scalar_fn, 2))
     elif max(io.in_widths[0], io.in_widths[1]) < width:
         full = np.full   # both scalars, broadcast to a wider third declared port
 
@@ -513,6 +583,14 @@ def trig_function(io):
             S[o_sin] = sin(u)
             if o_cos is not None:
                 S[o_cos] = cos(u)
+        fns = (sin, cos) if o_cos is not None else (sin,)
+
+        def array(t, inputs):
+            u = inputs[0].tolist()
+            return [np.fromiter(map(fn, u), float, t.size) for fn in fns]
+        return Phases(algebraic=algebraic, array=array,
+                      code=Code(algebraic="y0 = sin(u0)\ny1 = cos(u0)" if o_cos is not None else "y0 = sin(u0)",
+                                constants={"sin": sin, "cos": cos}))
     else:
         shape = (io.width,)
 

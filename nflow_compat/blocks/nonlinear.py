@@ -27,13 +27,13 @@ import numpy as np
 
 from ..engine.continuous import crossing_part
 from ..signals import round_half_away
-from . import Phases, block
+from . import Code, Phases, block
 
 
 def _band_surfaces(S, i, lo, hi):
     """nflow's ZERO_CROSSING of saturation and deadZone: u - lo and u - hi per element
     (a constant 1 for a limit that is not finite), so a solver restarts at the kinks."""
-    bounds = [b if np.isfinite(b) else None for b in (lo, hi)]
+    bounds = [b if math.isfinite(b) else None for b in (lo, hi)]
 
     def surfaces():
         u = np.atleast_1d(S[i])
@@ -64,18 +64,27 @@ def saturation(io):
     S = io.S
     if i is None or o is None:
         return Phases()
+    where = np.where
     if io.width == 1:
         def algebraic():
             u = S[i]
             v = lo if u < lo else u
             S[o] = hi if hi < v else v
-    else:
-        where = np.where
 
-        def algebraic():
-            u = S[i]
-            v = where(u < lo, lo, u)
-            S[o] = where(hi < v, hi, v)
+        def array(t, inputs):
+            u = inputs[0]
+            v = u.copy()        # the two comparisons of the closure, as masks (cheaper than where)
+            v[u < lo] = lo
+            v[hi < v] = hi
+            return [v]
+        return Phases(algebraic=algebraic, part=crossing_part(io, _band_surfaces(S, i, lo, hi)), array=array,
+                      code=Code(algebraic="v = lo if u0 < lo else u0\ny0 = hi if hi < v else v",
+                                constants={"lo": lo, "hi": hi}))
+
+    def algebraic():
+        u = S[i]
+        v = where(u < lo, lo, u)
+        S[o] = where(hi < v, hi, v)
     return Phases(algebraic=algebraic, part=crossing_part(io, _band_surfaces(S, i, lo, hi)))
 
 
@@ -87,16 +96,22 @@ def dead_zone(io):
     S = io.S
     if i is None or o is None:
         return Phases()
+    where = np.where
     if io.width == 1:
         def algebraic():
             u = S[i]
             S[o] = u - lo if u < lo else (u - hi if u > hi else 0.0)
-    else:
-        where = np.where
 
-        def algebraic():
-            u = S[i]
-            S[o] = where(u < lo, u - lo, where(u > hi, u - hi, 0.0))
+        def array(t, inputs):
+            u = inputs[0]
+            return [where(u < lo, u - lo, where(u > hi, u - hi, 0.0))]
+        return Phases(algebraic=algebraic, part=crossing_part(io, _band_surfaces(S, i, lo, hi)), array=array,
+                      code=Code(algebraic="y0 = u0 - lo if u0 < lo else (u0 - hi if u0 > hi else 0.0)",
+                                constants={"lo": lo, "hi": hi}))
+
+    def algebraic():
+        u = S[i]
+        S[o] = where(u < lo, u - lo, where(u > hi, u - hi, 0.0))
     return Phases(algebraic=algebraic, part=crossing_part(io, _band_surfaces(S, i, lo, hi)))
 
 

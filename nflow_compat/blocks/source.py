@@ -15,7 +15,7 @@ import numpy as np
 
 from ..errors import DiagramError
 from ..signals import Shaped, quantize
-from . import Phases, block
+from . import Code, Phases, block
 
 TWO_PI = 2.0 * math.pi
 
@@ -96,7 +96,16 @@ def constant(io):
 
     def output():
         S[o] = value
-    return Phases(output=output, rate=_zero_rate(o, np.zeros_like(value) if isinstance(value, np.ndarray) else 0.0))
+    return Phases(output=output, rate=_zero_rate(o, np.zeros_like(value) if isinstance(value, np.ndarray) else 0.0),
+                  **_constant_forms(value))
+
+
+def _constant_forms(value) -> dict:
+    """The array form and template of a source that writes ``value`` at every step."""
+    forms = {"code": Code(output="y0 = value", constants={"value": value})}
+    if value.__class__ is float:
+        forms["array"] = lambda t, inputs: [np.full(t.size, value)]
+    return forms
 
 
 @block("enumeratedConstant", widths=_scalar_out, feedthrough=False, pure=True)
@@ -107,7 +116,7 @@ def enumerated_constant(io):
 
     def output():
         S[o] = value
-    return Phases(output=output)
+    return Phases(output=output, **_constant_forms(value))
 
 
 # ----------------------------------------------------------------------------- time functions
@@ -123,8 +132,12 @@ def step(io):
 
     def next_time_event(t):
         return t0 if t < t0 else math.inf
+
+    def array(t, inputs):
+        return [np.where(t >= t0, 1.0, 0.0)]
     # the jump is a time event: the solver never differentiates across it
-    return Phases(output=output, next_time_event=next_time_event, rate=_zero_rate(o, 0.0))
+    return Phases(output=output, next_time_event=next_time_event, array=array, rate=_zero_rate(o, 0.0),
+                  code=Code(output="y0 = 1.0 if t >= t0 else 0.0", constants={"t0": t0}))
 
 
 @block("sine", widths=_scalar_out, feedthrough=False, pure=True)
@@ -140,7 +153,15 @@ def sine(io):
 
     def rate(R):
         R[o] = a * w * math.cos(w * ctx.t + ph)
-    return Phases(output=output, time_scale=_fixed_scale(_half_period(p["Frequency"])), rate=rate)
+
+    def array(t, inputs):
+        # math.sin over the elements, as the closure: numpy's sin may differ in the last bit
+        return [a * np.fromiter(map(sin, (w * t + ph).tolist()), float, t.size)]
+    # w*t + ph finite all over the grid: math.sin cannot raise (the closures would name the step)
+    finite = abs(w) * (io.ctx.dt * io.ctx.n_samples) + abs(ph) < 1e300
+    return Phases(output=output, time_scale=_fixed_scale(_half_period(p["Frequency"])),
+                  array=array if finite else None, rate=rate,
+                  code=Code(output="y0 = a * sin(w * t + ph)", constants={"a": a, "w": w, "ph": ph, "sin": sin}))
 
 
 @block("clock", widths=_scalar_out, feedthrough=False, pure=True)
@@ -153,7 +174,7 @@ def clock(io):
 
     def rate(R):
         R[o] = 1.0
-    return Phases(output=output, rate=rate)
+    return Phases(output=output, rate=rate, array=lambda t, inputs: [t], code=Code(output="y0 = t"))
 
 
 @block("ramp", widths=_scalar_out, feedthrough=False, pure=True)
@@ -168,7 +189,11 @@ def ramp(io):
 
     def rate(R):   # right-sided at the corner, where the solver restarts (a time event)
         R[o] = slope if ctx.t >= start else 0.0
-    return Phases(output=output, rate=rate)
+
+    def array(t, inputs):
+        return [np.where(t >= start, slope * (t - start), 0.0)]
+    return Phases(output=output, rate=rate, array=array, code=Code(output="y0 = slope * (t - start) if t >= start else 0.0",
+                                                        constants={"slope": slope, "start": start}))
 
 
 @block("pulse", widths=_scalar_out, feedthrough=False)

@@ -25,7 +25,7 @@ from ..errors import DiagramError
 from ..expr import evaluate
 from ..flatten import MAX_ITERATIONS
 from ..signals import round_half_away
-from . import Phases, block, no_outputs, scalar_out
+from . import Code, Phases, block, no_outputs, scalar_out
 from .discrete import ic_width, input_slot, vector_reader
 
 
@@ -166,6 +166,15 @@ def demux(io):
 
 SWITCH_CRITERIA = {"gt": operator.gt, "ne": operator.ne, "ge": operator.ge}
 _VECTOR_CRITERIA = {operator.gt: np.greater, operator.ne: np.not_equal, operator.ge: np.greater_equal}
+# the scalar switch with its three inputs connected, as a template (a complex control is
+# compared by its real part, as the closure does)
+_SWITCH_TEXT = """
+try:
+    y0 = u0 if u1 {0} thr else u2
+except TypeError:
+    y0 = u0 if u1.real {0} thr else u2
+"""
+_SYMBOL = {operator.gt: ">", operator.ne: "!=", operator.ge: ">="}
 
 
 @block("switch", feedthrough=True, complex=(True, -1))
@@ -198,6 +207,11 @@ def switch(io):
                     S[o] = S[top] if take(S[ctl], thr) else S[bottom]
                 except TypeError:
                     S[o] = S[top] if take(S[ctl].real, thr) else S[bottom]
+            vtake = _VECTOR_CRITERIA[take]
+            return Phases(init=init, algebraic=algebraic, part=part,
+                          array=lambda t, u: [np.where(vtake(u[1], thr), u[0], u[2])],
+                          code=Code(algebraic=_SWITCH_TEXT.format(_SYMBOL[take]),
+                                    constants={"thr": thr, "TypeError": TypeError}))
         else:
             def read(slot):
                 return (lambda: 0.0) if slot is None else (lambda: S[slot])

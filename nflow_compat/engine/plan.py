@@ -8,7 +8,9 @@ recompiles.
 from __future__ import annotations
 
 import dataclasses
+import gc
 import time as _time
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -23,7 +25,7 @@ from . import ordering
 from .budget import Budget, check_work
 from .context import Ctx
 from .continuous import run_continuous
-from .fixed_step import run_fixed_step
+from .fixed_step import Program, run_fixed_step
 from .groups import compile_structure
 
 # Solvers the fixed-step loop serves exactly; others need continuous-state support.
@@ -31,7 +33,15 @@ _FIXED_STEP = ("discrete", "ode1")
 
 
 class Plan:
-    def __init__(self, diagram: Diagram, limits: Limits | None = None, *, base_dir=None):
+    """``closures_only`` runs the fixed-step loop through every block's closures, without
+    the vectorized time-only paths and the generated step function (``Program``): the
+    reference those are checked against."""
+
+    def __init__(self, diagram: Diagram, limits: Limits | None = None, *, base_dir=None, closures_only=False):
+        with _collector_paused():
+            self._compile(diagram, limits, base_dir, closures_only)
+
+    def _compile(self, diagram: Diagram, limits: Limits | None, base_dir, closures_only: bool) -> None:
         registry = load_all()
         self.diagram = diagram
         self.limits = limits or Limits()
@@ -48,7 +58,7 @@ class Plan:
                                       f"supported ({reason}); see `nflow-sim blocks`", block=b.id, path=b.path)
         handlers = [registry[b.type.type] for b in blocks]
         self.sources = _input_sources(diagram)             # per block: list of (src, port) | None
-        _check_complex(diagram, handlers, self.sources)    # from the wiring alone, before any width rule
+        complex_out = _check_complex(diagram, handlers, self.sources)   # from the wiring alone, before widths
         out_widths = _propagate_widths(diagram, handlers, self.sources)
         # A diagram may declare fewer ports than the manifest lists ("inputs": 0): the
         # missing inputs are unconnected ones, the missing outputs write to hidden slots.
@@ -77,17 +87,22 @@ class Plan:
         self.budget = Budget(self.limits, diagram.n_samples)   # loops and while iterators spend from it
         self.ctx.shared[BASE_DIR_KEY] = base_dir
         self.phases: list[Phases] = []
+        self.output_slots = []     # per block, the slots of its output ports in port order
         members = islands.lower(diagram, self.ctx, self.S, self.input_slots)
         index_of = {b.id: b.index for b in blocks}
         block_ids = tuple(index_of)
+        bound_slots = set()    # slots read through bindings, outside the wiring
 
         def slot_by_id(block_id, port):
             """The signal slot of output ``port`` of block ``block_id`` (None if none)."""
-            return self.slot_of.get((index_of.get(block_id), port))
+            slot = self.slot_of.get((index_of.get(block_id), port))
+            bound_slots.add(slot)
+            return slot
         for b, h in zip(blocks, handlers):
             ins = self.input_slots[b.index]
             in_w = [0 if src is None else out_widths[src] for src in self.sources[b.index]]
             outs = [self.slot_of[(b.index, p)] for p in range(n_outs[b.index])]
+            self.output_slots.append(outs)
             out_w = [out_widths[(b.index, p)] for p in range(n_outs[b.index])]
             io = BlockIO(b, self.S, self.ctx, ins, in_w, outs, out_w, diagram.variables, members.get(b.index),
                          diagram.solver, slot_by_id, block_ids)
@@ -119,6 +134,9 @@ class Plan:
         _check_recorded(diagram, self.phases, self.limits)
         self.continuous = [b.id for b, p in zip(blocks, self.phases) if p.continuous]
         self.has_parts = any(p.part is not None for p in self.phases)
+        fixed_step = not self.has_parts and (diagram.solver in _FIXED_STEP or not self.continuous)
+        self.program = (Program(self, complex_out, bound_slots - {None}) if fixed_step and not closures_only
+                        else None)
 
     def run(self, progress=None) -> dict:
         """One run from INIT. ``progress(done, total)``, if given, is called with the grid
@@ -164,7 +182,7 @@ class Plan:
     def _failure(self, exc: Exception) -> SimulationError:
         """The typed error for ``exc`` escaping the run, naming the block it came from."""
         code = "numeric_error" if isinstance(exc, (ArithmeticError, ValueError)) else "internal_error"
-        i = _failing_block(self.phases, exc)
+        i = _failing_block(self.phases, exc, self.program)
         if i is None:
             return SimulationError(code, f"the run failed at t = {self.ctx.t:.9g}: {type(exc).__name__}: {exc}")
         b = self.diagram.blocks[i]
@@ -192,6 +210,23 @@ class Plan:
         return out
 
 
+@contextmanager
+def _collector_paused():
+    """Python's cyclic garbage collector off while a plan is compiled. Compiling allocates
+    a few objects per block that all stay alive, and each collection the allocations
+    set off walks every object alive: with the collector on, compiling a diagram of
+    10,000 blocks took twice as long, and the share grows with the size. Nothing made
+    here is garbage until the plan is."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
 class _CallerError(Exception):
     """Carries an exception of the caller's progress callback through the run's net."""
 
@@ -216,15 +251,18 @@ class _CallerCallback:
             raise _CallerError(exc) from None
 
 
-_PHASE_FNS = ("init", "output", "algebraic", "update", "after_step", "result", "next_time_event", "time_scale")
+_PHASE_FNS = ("init", "output", "algebraic", "update", "after_step", "result", "next_time_event", "time_scale",
+              "array")
 
 
-def _failing_block(phases: list, exc: BaseException):
+def _failing_block(phases: list, exc: BaseException, program=None):
     """The index of the block whose phase closure ``exc`` escaped from, None if unknown.
 
     The traceback is a chain of frames; a block's closure runs in the frame just below
     the one that called it, and that caller holds the closure (a loop variable ``f``, a
-    ``Phases`` ``p``). The innermost such caller/closure pair names the block."""
+    ``Phases`` ``p``). In the generated step function (``program.step``) each line
+    belongs to one block. The innermost such caller/closure pair or line names the
+    block."""
     owner = {}
     for i, p in enumerate(phases):
         owner.setdefault(id(p), i)
@@ -232,13 +270,19 @@ def _failing_block(phases: list, exc: BaseException):
             fn = getattr(p, name, None)
             if fn is not None:
                 owner.setdefault(id(fn), i)
-    frames = []
+    frames, lines = [], []
     tb = exc.__traceback__
     while tb is not None:
         frames.append(tb.tb_frame)
+        lines.append(tb.tb_lineno)
         tb = tb.tb_next
+    step = program.step if program is not None else None
     found = None
-    for caller, callee in zip(frames, frames[1:]):
+    for caller, callee, line in zip(frames, frames[1:] + [None], lines):
+        if step is not None and caller.f_code is step.code_object and line in step.line_owner:
+            found = step.line_owner[line]
+        if callee is None:
+            break
         for value in caller.f_locals.values():
             i = owner.get(id(value))
             if i is None:
@@ -291,12 +335,13 @@ def _check_recorded(diagram: Diagram, phases: list, limits: Limits) -> None:
                           "MaxDataPoints) or raise the limit", block=b.id, path=b.path)
 
 
-def _check_complex(diagram: Diagram, handlers, sources) -> None:
+def _check_complex(diagram: Diagram, handlers, sources) -> list:
     """nflow's complex-type check (``setComplexSupport``), at compile time only: which
     blocks output complex signals, run to a fixed point over the wiring (a type with
     output 1 makes them, a type with output -1 forwards them when an input is complex),
     then a ``complex_not_supported`` error for the first block fed a complex signal that
-    its type does not accept. The run itself pays nothing for it."""
+    its type does not accept. The run itself pays nothing for it. Returns per block whether
+    its outputs are complex."""
     blocks = diagram.blocks
     support = [h.complex for h in handlers]
     consumers = [[] for _ in blocks]
@@ -325,6 +370,7 @@ def _check_complex(diagram: Diagram, handlers, sources) -> None:
                                f"block {b.id!r} ({b.type.type}) does not accept complex signals; its input {port} "
                                f"comes from {a.id!r} ({a.type.type}){via}; extract parts with complexToRealImag "
                                "or complexToMagnitudeAngle first", block=b.id, path=b.path)
+    return [o is not None for o in origin]
 
 
 def _input_sources(diagram: Diagram) -> list:
@@ -366,17 +412,22 @@ def _propagate_widths(diagram: Diagram, handlers, sources) -> dict:
                                path=blocks[i].path + "/outputs")
         return out
 
+    seeded = False
     while pending:
-        progress = False
-        for i in list(pending):
+        left = []
+        for i in pending:
             out = compute(i, False)
-            if out is not None:
+            if out is None:
+                left.append(i)
+            else:
                 widths.update({(i, p): w for p, w in enumerate(out)})
-                pending.remove(i)
-                progress = True
-        if not progress:  # a feedback loop: seed its first block with scalar inputs
-            i = pending.pop(0)
+        if len(left) == len(pending):  # a feedback loop: seed its first block with scalar inputs
+            i = left.pop(0)
             widths.update({(i, p): w for p, w in enumerate(compute(i, True))})
+            seeded = True
+        pending = left
+    if not seeded:     # every block saw its inputs' final widths
+        return widths
     for _ in range(len(blocks) + 1):  # re-check with every width known
         changed = False
         for i in range(len(blocks)):
