@@ -34,15 +34,12 @@ samples), and its pieces.
 from __future__ import annotations
 
 import argparse
-import cProfile
 import functools
 import gc
-import io
 import json
 import math
 import os
 import platform
-import pstats
 import sys
 import time
 from importlib import metadata
@@ -50,6 +47,8 @@ from pathlib import Path
 
 import numpy as np
 import orjson
+
+from .profiling import profile_rows
 
 AMPLITUDE = 2.0
 FREQUENCY = 1.0          # Hz
@@ -566,18 +565,7 @@ def profile(k: int = TARGET_K) -> dict:
         program, ctx, dt = plan.program, plan.ctx, DT
         entry: dict = {"block_steps": block_steps(k, model)}
         plan.run()
-        prof = cProfile.Profile()
-        prof.enable()
-        plan.run()
-        prof.disable()
-        st = pstats.Stats(prof, stream=io.StringIO())
-        total_tt = sum(v[2] for v in st.stats.values())
-        rows = [{"function": f"{Path(fname).name}:{line}({func})", "calls": calls, "tottime_s": tt,
-                 "share": tt / total_tt if total_tt else 0.0}
-                for (fname, line, func), (_, calls, tt, _, _) in st.stats.items()]
-        rows.sort(key=lambda r: -r["tottime_s"])
-        entry["cprofile_total_s"] = total_tt
-        entry["cprofile_top"] = rows[:8]
+        entry["cprofile_total_s"], entry["cprofile_top"] = profile_rows(plan.run, 8)
 
         vector, step = program.vector, program.step
         pieces = {"run (compiled)": plan.run}

@@ -33,13 +33,10 @@ CoupledClutches (fixtures/msl/coupled_clutches.json) is timed with nflow-compat 
 from __future__ import annotations
 
 import argparse
-import cProfile
 import gc
-import io
 import json
 import math
 import os
-import pstats
 import sys
 import time
 from pathlib import Path
@@ -49,6 +46,7 @@ import numpy as np
 import orjson
 
 from .causal_chain import environment
+from .profiling import profile_rows
 
 # ----------------------------------------------------------------------------- model
 MASS, LENGTH, SMAX, SMIN = 1.0, 1.0, 25.0, -25.0
@@ -954,18 +952,7 @@ def profile(solvers=("ode45", "dae")) -> dict:
 
         # cProfile of one run
         plan.run()
-        prof = cProfile.Profile()
-        prof.enable()
-        plan.run()
-        prof.disable()
-        st = pstats.Stats(prof, stream=io.StringIO())
-        total = sum(v[2] for v in st.stats.values())
-        rows = [{"function": f"{Path(f).parent.name}/{Path(f).name}:{line}({fn})", "calls": nc_, "tottime_s": tt_,
-                 "cumtime_s": ct_, "share": tt_ / total if total else 0.0}
-                for (f, line, fn), (cc_, nc_, tt_, ct_, _) in st.stats.items()]
-        rows.sort(key=lambda r: -r["tottime_s"])
-        entry["cprofile_total_s"] = total
-        entry["cprofile_top"] = rows[:12]
+        entry["cprofile_total_s"], entry["cprofile_top"] = profile_rows(plan.run, 12)
         out["solvers"][solver] = entry
     return out
 
