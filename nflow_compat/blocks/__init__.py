@@ -55,6 +55,28 @@ class Phases:
     # functions) and cannot raise
     array: Callable[[np.ndarray, list], list] | None = None
     code: Code | None = None        # the closures as a template for the generated step function
+    # What the engine may assume of OUTPUT / ALGEBRAIC beyond the handler's ``@block(pure=...)``:
+    # ``pure``, they only read what the block senses (an acausal sensor reading its island),
+    # also where the block carries that island's part; ``linear``, output slot -> the linear
+    # terms in its island's state that the slot holds (``physical.islands.linear_reader``);
+    # ``of_state``, output slot -> ``(part, pick)``, a circuit probe's value picked from its
+    # island's unknowns solved on the grid states. Solver stages skip pure closures that feed
+    # only recorders; recorders of ``linear`` / ``of_state`` slots are filled after a free run
+    # (engine.continuous)
+    pure: bool = False
+    linear: dict | None = None
+    of_state: dict | None = None
+    bulk: BulkRecord | None = None  # a recorder's AFTER_STEP over many steps at once
+
+
+@dataclass(frozen=True, slots=True)
+class BulkRecord:
+    """What ``len(step_times)`` consecutive AFTER_STEP calls of a recorder would record, at
+    once: ``record(step_times, column)`` with each step's ``ctx.t`` and the input at each
+    step (a 1-D float array; None for an unconnected input); ``slot``: the input's signal
+    slot (None: unconnected)."""
+    record: Callable[[np.ndarray, np.ndarray | None], None]
+    slot: int | None
 
 
 @dataclass(slots=True)
@@ -97,6 +119,8 @@ class Handler:
     pure: bool = False          # OUTPUT / ALGEBRAIC are pure functions of time and inputs: no
                                 # state, no warning, nothing read from ctx.side_effect_free
     reads_after_step: bool = False   # reads its inputs only in AFTER_STEP (recorders, stop)
+    prepare: Callable | None = None  # prepare(block, base_dir, limits): fills the block's params
+                                     # before widths are worked out (a fileSource reads its file)
 
 
 REGISTRY: dict[str, Handler] = {}
@@ -119,13 +143,14 @@ def _always(value):
 
 
 def block(type_name: str, *, widths=None, feedthrough=True, complex=REAL_ONLY, pure=False,
-          reads_after_step=False):
+          reads_after_step=False, prepare=None):
     """Register ``build`` as the handler of ``type_name``. ``feedthrough`` is True (every
     input feeds through in ALGEBRAIC), False, a set of ports, or a callable of the block
     returning one of those. ``complex`` is the type's ``(accepts, output)`` complex
     support (see ``ComplexSupport``; default: real inputs only, real outputs). ``pure``
     and ``reads_after_step`` let solver stages skip what only feeds recorders (see
-    ``Handler``; ``engine.continuous``)."""
+    ``Handler``; ``engine.continuous``); ``prepare`` runs at compile time before the widths
+    (see ``Handler``)."""
     support = ComplexSupport(*complex)
     if support.output not in (-1, 0, 1):
         raise ValueError(f"{type_name}: complex output must be -1, 0 or 1, not {support.output!r}")
@@ -134,7 +159,7 @@ def block(type_name: str, *, widths=None, feedthrough=True, complex=REAL_ONLY, p
         REGISTRY[type_name] = Handler(
             type=type_name, build=build, widths=widths or elementwise,
             feedthrough=feedthrough if callable(feedthrough) else _always(feedthrough), complex=support,
-            pure=pure, reads_after_step=reads_after_step)
+            pure=pure, reads_after_step=reads_after_step, prepare=prepare)
         return build
     return register
 

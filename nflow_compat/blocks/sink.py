@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from ..results import Recording, workspace_value
-from . import Phases, block, no_outputs
+from . import BulkRecord, Phases, block, no_outputs
 from .discrete import scalar_reader
 from .source import BASE_DIR_KEY, confined_path
 
@@ -69,10 +69,8 @@ def to_workspace(io):
             count += 1
 
     def bulk(step_times, column):
-        """What ``len(step_times)`` consecutive after_step calls would record, at once:
-        ``step_times`` holds each step's ctx.t and ``column`` the input at each step (a
-        1-D float array; None for an unconnected input), for a width-1 input. Decimation
-        and MaxDataPoints apply as per step (the step count carries over)."""
+        """``BulkRecord.record`` for a width-1 input: Decimation and MaxDataPoints apply as
+        per step (the step count carries over)."""
         nonlocal count
         n = len(step_times)
         first = (-count) % decimation if decimation > 1 else 0
@@ -82,14 +80,11 @@ def to_workspace(io):
         column = np.full(n, NAN) if column is None else np.asarray(column, dtype=float)
         rec.extend(kept, column[first::decimation].reshape(-1, 1))
 
-    if width == 1:
-        after_step.bulk = bulk
-        bulk.slot = slot
-
     def result():
         times, data = rec.arrays()
         return "workspace", p["VariableName"], workspace_value(p["SaveFormat"], io.id, times, data)
-    return Phases(init=init, after_step=after_step, result=result, recorded=rec.size)
+    return Phases(init=init, after_step=after_step, result=result, recorded=rec.size,
+                  bulk=BulkRecord(bulk, slot) if width == 1 else None)
 
 
 @block("stopSimulation", widths=no_outputs, feedthrough=False, reads_after_step=True)

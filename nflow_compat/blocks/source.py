@@ -665,8 +665,8 @@ def label_source(io):
 # run ('times' and 'values', as for fromWorkspace). Here those arrays may be given in the
 # diagram, or read from the CSV file the block names (FileName, else 'path' as the block
 # inspector calls it), which must lie inside the caller's base directory (see
-# ``confined_path``); ``engine.plan`` calls ``preload_file_source`` for that before the
-# widths are worked out, as nflow's builtin does before the run.
+# ``confined_path``); ``preload_file_source`` (the handler's ``prepare``) reads it when the
+# plan is compiled, before the widths are worked out, as nflow's builtin does before the run.
 
 BASE_DIR_KEY = "base_dir"          # ctx.shared entry set by the plan (None: no file access)
 _FILE_SAMPLES = "_file_samples"    # params entry preload_file_source fills from the CSV file
@@ -834,7 +834,7 @@ def _file_source_widths(block, in_widths):
     return [width] * block.outputs
 
 
-@block("fileSource", widths=_file_source_widths, feedthrough=False)
+@block("fileSource", widths=_file_source_widths, feedthrough=False, prepare=preload_file_source)
 def file_source(io):
     """Piecewise-constant playback, as nflow's handler: the value of the last sample whose
     time is <= t (the first sample before the first time); 0 with no samples, and 0 for

@@ -19,7 +19,6 @@ from functools import partial
 import numpy as np
 
 from .. import roots
-from ..blocks import REGISTRY
 from ..errors import SimulationError
 from .hybrid import StiffnessWatch, integrate_hybrid, make_grid
 from .rates import attach_rates
@@ -75,8 +74,9 @@ class PlanSystem:
         # an evaluation may move a Newton warm start (the algebraic unknowns', a non-linear
         # island's behind an impure sensor) that later results depend on to the last bit
         self.warm_started = self.algebraic_solve is not None or any(
-            b.type.acausal and (p.output is not None or p.algebraic is not None) and not _pure(b, p)
-            for i, (b, p) in enumerate(zip(plan.diagram.blocks, plan.phases)) if i not in self.skipped)
+            b.type.acausal and (p.output is not None or p.algebraic is not None) and not _pure(h, p)
+            for i, (b, h, p) in enumerate(zip(plan.diagram.blocks, plan.handlers, plan.phases))
+            if i not in self.skipped)
         # one island holding the whole state: no slicing, no concatenation (an island
         # returns fresh arrays, so its derivative can be handed to the solver as it is)
         self.single = (self.parts[0] if len(self.parts) == 1 and isinstance(self.parts[0], _island_part())
@@ -597,23 +597,22 @@ def _island_part():
     return IslandPart
 
 
-def _pure(block, phases) -> bool:
-    """Whether block's OUTPUT / ALGEBRAIC closures may run any number of times (or not at
+def _pure(handler, phases) -> bool:
+    """Whether a block's OUTPUT / ALGEBRAIC closures may run any number of times (or not at
     all) without any effect but on its output slots."""
     if phases.update is not None or phases.after_step is not None:
         return False
-    closure = phases.output if phases.output is not None else phases.algebraic
-    if getattr(closure, "pure", False):
-        # declared by the closure (an acausal sensor reading its island), also on the block
+    if phases.pure:
+        # declared by the instance (an acausal sensor reading its island), also on the block
         # that carries the island's part: the part is integrated whether or not it runs
         return True
     # declared by its handler (``@block(pure=True)``); a block carrying a part under that
     # flag is a crossing surface reading its inputs at every stage
-    return phases.part is None and REGISTRY[block.type.type].pure
+    return phases.part is None and handler.pure
 
 
-def _after_step_reader(block, phases) -> bool:
-    return (REGISTRY[block.type.type].reads_after_step and phases.output is None and phases.algebraic is None
+def _after_step_reader(handler, phases) -> bool:
+    return (handler.reads_after_step and phases.output is None and phases.algebraic is None
             and phases.update is None and phases.part is None)
 
 
@@ -627,14 +626,14 @@ def _skippable(plan) -> frozenset:
     d = plan.diagram
     if d.structure is not None:
         return frozenset()
-    blocks, phases = d.blocks, plan.phases
+    blocks, handlers, phases = d.blocks, plan.handlers, plan.phases
     consumers = [[] for _ in blocks]
     for i, srcs in enumerate(plan.sources):
         for src in srcs:
             if src is not None:
                 consumers[src[0]].append(i)
-    cand = {i for i, (b, p) in enumerate(zip(blocks, phases))
-            if (p.output is not None or p.algebraic is not None) and _pure(b, p)}
+    cand = {i for i, (h, p) in enumerate(zip(handlers, phases))
+            if (p.output is not None or p.algebraic is not None) and _pure(h, p)}
     # blocks that read their inputs at every stage whether their closures run or not: a
     # part's derivative, an island's feed
     stage_readers = {i for i, (b, p) in enumerate(zip(blocks, phases)) if p.part is not None or b.type.acausal}
@@ -642,7 +641,7 @@ def _skippable(plan) -> frozenset:
     while changed:
         changed = False
         for i in sorted(cand):
-            if any((j not in cand or j in stage_readers) and not _after_step_reader(blocks[j], phases[j])
+            if any((j not in cand or j in stage_readers) and not _after_step_reader(handlers[j], phases[j])
                    for j in consumers[i]):
                 cand.discard(i)
                 changed = True
@@ -668,12 +667,13 @@ def _bulk_recording(plan, system, progress):
     """The recorders to fill in bulk after a free run, or None when the per-grid-point
     major steps are needed. Taken only when nothing but toWorkspace recorders acts at a
     major step and nothing else observes one: no UPDATE, no progress callback, no
-    algebraic unknowns, no subsystems; every AFTER_STEP (and every result) is a
-    toWorkspace with a bulk entry whose input is unconnected or written by a sensor
-    whose value depends on time and its island's state alone (``output.linear``: linear
-    terms; ``output.of_state``: a circuit probe); every other OUTPUT / ALGEBRAIC closure is
-    pure (``_pure``). Returns [(bulk, values or None)], ``values(times, X, slice_of,
-    solved)`` giving the recorded values on a block of grid rows (``_record_in_bulk``)."""
+    algebraic unknowns, no subsystems; every block with an AFTER_STEP or a result is a
+    recorder that declares its bulk form (``Phases.bulk``), without OUTPUT / ALGEBRAIC,
+    whose input is unconnected or written by a sensor whose value depends on time and its
+    island's state alone (``Phases.linear``: linear terms; ``Phases.of_state``: a circuit
+    probe); every other OUTPUT / ALGEBRAIC closure is pure (``_pure``). Returns [(bulk,
+    values or None)], ``values(times, X, slice_of, solved)`` giving the recorded values on
+    a block of grid rows (``_record_in_bulk``)."""
     d = plan.diagram
     if progress is not None or plan.update or system.algebraic_solve is not None or d.structure is not None:
         return None
@@ -682,20 +682,19 @@ def _bulk_recording(plan, system, progress):
         return None
     values_of = {}
     recorders = []
-    for b, p in zip(d.blocks, plan.phases):
+    for h, p in zip(plan.handlers, plan.phases):
         if p.after_step is not None or p.result is not None:
-            bulk = getattr(p.after_step, "bulk", None)
-            if bulk is None or b.type.type != "toWorkspace" or p.output is not None or p.algebraic is not None:
+            if p.bulk is None or p.output is not None or p.algebraic is not None:
                 return None
-            recorders.append(bulk)
+            recorders.append(p.bulk)
             continue
         if p.output is None and p.algebraic is None:
             continue
-        if not _pure(b, p):
+        if not _pure(h, p):
             return None
-        for slot, (part, pick) in (getattr(p.output, "of_state", None) or {}).items():
+        for slot, (part, pick) in (p.of_state or {}).items():
             values_of[slot] = partial(_probed_values, part, pick)
-        for slot, linear in (getattr(p.output, "linear", None) or {}).items():
+        for slot, linear in (p.linear or {}).items():
             values_of[slot] = partial(_linear_values, linear)
     out = []
     for bulk in recorders:
@@ -735,4 +734,4 @@ def _record_in_bulk(plan, system, recorders, res) -> None:
             if values is not None:
                 column[rows] = values(step_times[rows], res.x[rows], slice_of, solved)
     for column, (bulk, _) in zip(columns, recorders):
-        bulk(step_times, column)
+        bulk.record(step_times, column)

@@ -85,7 +85,8 @@ class Program:
                 done = end
             if vector is not None:
                 for bulk in vector.recorders:
-                    bulk(times[:done - first], None if bulk.slot is None else columns[bulk.slot][:done - first])
+                    bulk.record(times[:done - first],
+                                None if bulk.slot is None else columns[bulk.slot][:done - first])
             if done < end:     # a stop
                 if vector is not None:
                     vector.evaluate(done - 1, done, dt, tail)

@@ -16,7 +16,7 @@ import numpy as np
 
 from .. import run_warnings
 from ..blocks import NOT_RUNNABLE, BlockIO, Phases, load_all
-from ..blocks.source import BASE_DIR_KEY, preload_file_source
+from ..blocks.source import BASE_DIR_KEY
 from ..diagram import Diagram, Limits
 from ..errors import DiagramError, NFlowError, SimulationError, clip_message, out_of_memory
 from ..physical import islands
@@ -47,8 +47,9 @@ class Plan:
         self.limits = limits or Limits()
         blocks = diagram.blocks
         for b in blocks:
-            if b.type.type == "fileSource":   # nflow's builtin reads the file before the run
-                preload_file_source(b, base_dir, self.limits)
+            handler = registry.get(b.type.type)
+            if handler is not None and handler.prepare is not None:
+                handler.prepare(b, base_dir, self.limits)
         for b in blocks:
             if b.type.type not in registry:
                 reason = NOT_RUNNABLE.get(b.type.type) or (
@@ -56,7 +57,7 @@ class Plan:
                     else "this block type is not ported yet")
                 raise SimulationError("unsupported_block", f"block {b.id!r}: type {b.type.type!r} is not "
                                       f"supported ({reason}); see `nflow-sim blocks`", block=b.id, path=b.path)
-        handlers = [registry[b.type.type] for b in blocks]
+        self.handlers = handlers = [registry[b.type.type] for b in blocks]
         self.sources = _input_sources(diagram)             # per block: list of (src, port) | None
         complex_out = _check_complex(diagram, handlers, self.sources)   # from the wiring alone, before widths
         out_widths = _propagate_widths(diagram, handlers, self.sources)

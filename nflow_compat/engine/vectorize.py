@@ -14,7 +14,7 @@ per block. What the rest of the plan reads of it (the *fed* slots) the step loop
 from the columns at the place where the block's closure would have run, so every reader
 sees the value it saw before (an OUTPUT reader the previous step's value of an ALGEBRAIC
 signal, say). A toWorkspace that records nothing but such a signal (or an unconnected
-input) takes its column in bulk (``after_step.bulk``) and leaves the loop as well.
+input) takes its column in bulk (``Phases.bulk``) and leaves the loop as well.
 """
 from __future__ import annotations
 
@@ -105,7 +105,7 @@ def select(plan, complex_out, bound_slots) -> Vectorized | None:
     after = {id(f) for f in plan.after_step}
     recorders = []
     for i, p in enumerate(phases):
-        bulk = getattr(p.after_step, "bulk", None)
+        bulk = p.bulk
         if (bulk is not None and id(p.after_step) in after and p.output is None and p.algebraic is None
                 and p.update is None and (bulk.slot is None or owner[bulk.slot] in members)):
             recorders.append((i, bulk))
