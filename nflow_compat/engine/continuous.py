@@ -20,6 +20,7 @@ import numpy as np
 
 from .. import roots
 from ..errors import SimulationError
+from .context import call, call_all
 from .hybrid import StiffnessWatch, integrate_hybrid, make_grid
 from .rates import attach_rates
 from .solvers import FIXED_STEP
@@ -99,15 +100,9 @@ class PlanSystem:
             for part, sl in zip(self.parts, self.slices):
                 part.load(x[sl])
         if committed:
-            for f in self.plan.output:
-                f()
-            for f in self.plan.algebraic:
-                f()
+            call_all(self.plan.output, self.plan.algebraic)
         else:
-            for f in self.stage_output:
-                f()
-            for f in self.stage_algebraic:
-                f()
+            call_all(self.stage_output, self.stage_algebraic)
 
     def derivative(self, t, x):
         self.plan.budget.spend()     # the wall clock, also inside a long interval between grid points
@@ -160,7 +155,7 @@ class PlanSystem:
         return x
 
     def next_time_event(self, t):
-        times = [f(t) for f in self.time_events] + [part.next_time_event(t) for part in self.parts]
+        times = [call(f, t) for f in self.time_events] + [part.next_time_event(t) for part in self.parts]
         return min(times, default=math.inf)
 
 
@@ -179,10 +174,7 @@ def run_continuous(plan, progress=None) -> int:
         ctx.k = int(round(t / d.sample_time))
         ctx.t = ctx.k * d.sample_time    # the grid time exactly, as the fixed-step loop has it
         system.evaluate(ctx.t, x, committed=True)
-        for f in update:
-            f()
-        for f in after:
-            f()
+        call_all(update, after)
         plan.budget.check(ctx.k + 1)
         if progress is not None:
             progress(ctx.k + 1, len(grid))
@@ -297,7 +289,7 @@ def inputs_scan_spacing(plan, skipped, t0: float, t1: float) -> float | None:
     mass's friction force following a sine) would otherwise be checked only at the
     solver's steps, which land on one phase of the input when the state is at rest.
     The checks this adds count against the solver step limit."""
-    scale = min((phases.time_scale(t0, t1) for i, phases in enumerate(plan.phases)
+    scale = min((call(phases.time_scale, t0, t1) for i, phases in enumerate(plan.phases)
                  if phases.time_scale is not None and i not in skipped), default=math.inf)
     return scale / SCANS_PER_SCALE if scale < math.inf else None
 
@@ -438,10 +430,7 @@ class AlgebraicSolve:
     def residual(self, z) -> np.ndarray:
         for part, v in zip(self.unknowns, z):
             part.z = float(v)
-        for f in self.output:
-            f()
-        for f in self.algebraic:
-            f()
+        call_all(self.output, self.algebraic)
         self._at = np.array(z, dtype=float)
         self.evaluations += 1
         return np.array([float(part.residual()) for part in self.unknowns])
@@ -463,10 +452,7 @@ class AlgebraicSolve:
         z = self._solve()
         if committed:
             ctx.side_effect_free = False
-            for f in self.output:
-                f()
-            for f in self.algebraic:
-                f()
+            call_all(self.output, self.algebraic)
         return z
 
     # -- the solve -----------------------------------------------------------------------

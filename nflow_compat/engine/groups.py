@@ -20,7 +20,7 @@ from ..blocks import Phases
 from ..errors import DiagramError, did_you_mean
 from . import ordering
 from .budget import block_work
-from .context import GroupState, gate_table
+from .context import GroupState, call_all, gate_table
 
 ITERATED = ("functionCall", "forIterator", "whileIterator")
 _COUNTED = ("functionCall", "forIterator")    # their passes per step are known before the run
@@ -368,10 +368,7 @@ class _Compiler:
         def run():
             if test():
                 state.active = True
-                for f in outputs:
-                    f()
-                for f in calls:
-                    f()
+                call_all(outputs, calls)
             else:
                 state.active = False
                 for s in below:
@@ -379,8 +376,7 @@ class _Compiler:
 
         def update():
             if state.active:
-                for f in updates:
-                    f()
+                call_all(updates)
         g.run, g.reset, g.update = run, reset, (update if updates else None)
 
     def _control_slot(self, g):
@@ -420,13 +416,9 @@ class _Compiler:
                 if n > 1:
                     spend(further_pass)
                 state.iteration = float(n)
-                for f in outputs:
-                    f()
-                for f in calls:
-                    f()
+                call_all(outputs, calls)
                 go = cond is None or S[cond] != 0.0   # do-while: a zero condition ends the loop
-                for f in updates:
-                    f()
+                call_all(updates)
                 if is_while and not go:
                     break
         return run, reset, None

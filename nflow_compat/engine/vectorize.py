@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .context import call
+
 # Elements of the columns alive at once (a fed column counts four times: its Python
 # floats): bounds the memory of a slice to some tens of MB whatever the diagram.
 MAX_ELEMENTS = 1 << 21
@@ -70,7 +72,7 @@ class Vectorized:
         t = np.arange(k0, k1) * dt      # k*dt as the loop computes it: exact integers times dt
         columns = {}
         for array, ins, outs, drops in self.steps:
-            for s, column in zip(outs, array(t, [None if s is None else columns[s] for s in ins])):
+            for s, column in zip(outs, call(array, t, [None if s is None else columns[s] for s in ins])):
                 columns[s] = column
                 if tail is not None:
                     tail[s] = float(column[-1])
