@@ -121,6 +121,13 @@ class Handler:
     reads_after_step: bool = False   # reads its inputs only in AFTER_STEP (recorders, stop)
     prepare: Callable | None = None  # prepare(block, base_dir, limits): fills the block's params
                                      # before widths are worked out (a fileSource reads its file)
+    # its part in the execution groups (engine.groups): ``calls(block)``, the function calls a
+    # step it makes to the function-call subsystems its output drives (None: it makes none);
+    # ``routes_calls``, it passes a function call on to its outputs; ``loop_condition``, its
+    # output 0 decides whether its while-iterator subsystem goes on
+    calls: Callable | None = None
+    routes_calls: bool = False
+    loop_condition: bool = False
 
 
 REGISTRY: dict[str, Handler] = {}
@@ -142,15 +149,13 @@ def _always(value):
     return lambda block: value
 
 
-def block(type_name: str, *, widths=None, feedthrough=True, complex=REAL_ONLY, pure=False,
-          reads_after_step=False, prepare=None):
+def block(type_name: str, *, widths=None, feedthrough=True, complex=REAL_ONLY, **declared):
     """Register ``build`` as the handler of ``type_name``. ``feedthrough`` is True (every
     input feeds through in ALGEBRAIC), False, a set of ports, or a callable of the block
     returning one of those. ``complex`` is the type's ``(accepts, output)`` complex
-    support (see ``ComplexSupport``; default: real inputs only, real outputs). ``pure``
-    and ``reads_after_step`` let solver stages skip what only feeds recorders (see
-    ``Handler``; ``engine.continuous``); ``prepare`` runs at compile time before the widths
-    (see ``Handler``)."""
+    support (see ``ComplexSupport``; default: real inputs only, real outputs). ``declared``:
+    the further ``Handler`` fields the engine reads (``pure``, ``reads_after_step``,
+    ``prepare``, the execution-group roles)."""
     support = ComplexSupport(*complex)
     if support.output not in (-1, 0, 1):
         raise ValueError(f"{type_name}: complex output must be -1, 0 or 1, not {support.output!r}")
@@ -159,7 +164,7 @@ def block(type_name: str, *, widths=None, feedthrough=True, complex=REAL_ONLY, p
         REGISTRY[type_name] = Handler(
             type=type_name, build=build, widths=widths or elementwise,
             feedthrough=feedthrough if callable(feedthrough) else _always(feedthrough), complex=support,
-            pure=pure, reads_after_step=reads_after_step, prepare=prepare)
+            **declared)
         return build
     return register
 
@@ -256,6 +261,42 @@ class BlockIO:
         """An initial-condition param sized to ``width``: a scalar is broadcast, a short
         list repeats its last element (nflow's rule)."""
         return fit(self.params.get(name, 0.0), self.width if width is None else width)
+
+
+def pointwise(io: BlockIO, ports: tuple, scalar: Callable, vector: Callable, *, array=None, code=None,
+              **fields) -> Phases:
+    """The Phases of a block whose output 0 is an element-wise law of its input ``ports``
+    (all connected), written once for each kind of signal: ``scalar`` on Python floats,
+    ``vector`` on numpy arrays (width-1 inputs broadcast). At width 1, ALGEBRAIC writes
+    ``scalar`` of the inputs, and the block declares its grid form ``array`` and template
+    ``code`` (``Phases.array`` / ``Phases.code``, None: none). Wider, it writes ``vector``,
+    or ``scalar`` filled out to the width where every input is width 1 (a wider port is
+    declared beside them). ``fields``: further ``Phases`` fields (a crossing part)."""
+    S, o, width = io.S, io.outs[0], io.width
+    slots = [io.ins[port] for port in ports]
+    if width == 1:
+        law, fields = scalar, dict(fields, array=array, code=code)
+    elif all(io.in_widths[port] <= 1 for port in ports):
+        full = np.full
+
+        def law(*u):
+            return full(width, scalar(*u))
+    else:
+        law = vector
+    if len(slots) == 1:
+        (a,) = slots
+
+        def algebraic():
+            S[o] = law(S[a])
+    elif len(slots) == 2:
+        a, b = slots
+
+        def algebraic():
+            S[o] = law(S[a], S[b])
+    else:
+        def algebraic():
+            S[o] = law(*[S[s] for s in slots])
+    return Phases(algebraic=algebraic, **fields)
 
 
 def fit(value, width: int):

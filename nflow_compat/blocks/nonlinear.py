@@ -27,7 +27,7 @@ import numpy as np
 
 from ..engine.continuous import crossing_part
 from ..signals import round_half_away
-from . import Code, Phases, block
+from . import Code, Phases, block, pointwise
 
 
 def _band_surfaces(S, i, lo, hi):
@@ -61,31 +61,27 @@ def saturation(io):
     limit, a NaN input stays NaN, and LowerLimit > UpperLimit gives UpperLimit."""
     lo, hi = io.params["LowerLimit"], io.params["UpperLimit"]
     i, o = _slots(io)
-    S = io.S
     if i is None or o is None:
         return Phases()
     where = np.where
-    if io.width == 1:
-        def algebraic():
-            u = S[i]
-            v = lo if u < lo else u
-            S[o] = hi if hi < v else v
 
-        def array(t, inputs):
-            u = inputs[0]
-            v = u.copy()        # the two comparisons of the closure, as masks (cheaper than where)
-            v[u < lo] = lo
-            v[hi < v] = hi
-            return [v]
-        return Phases(algebraic=algebraic, part=crossing_part(io, _band_surfaces(S, i, lo, hi)), array=array,
-                      code=Code(algebraic="v = lo if u0 < lo else u0\ny0 = hi if hi < v else v",
-                                constants={"lo": lo, "hi": hi}))
+    def scalar(u):
+        v = lo if u < lo else u
+        return hi if hi < v else v
 
-    def algebraic():
-        u = S[i]
+    def vector(u):
         v = where(u < lo, lo, u)
-        S[o] = where(hi < v, hi, v)
-    return Phases(algebraic=algebraic, part=crossing_part(io, _band_surfaces(S, i, lo, hi)))
+        return where(hi < v, hi, v)
+
+    def array(t, inputs):
+        u = inputs[0]
+        v = u.copy()        # the two comparisons of the closure, as masks (cheaper than where)
+        v[u < lo] = lo
+        v[hi < v] = hi
+        return [v]
+    return pointwise(io, (0,), scalar, vector, array=array, part=crossing_part(io, _band_surfaces(io.S, i, lo, hi)),
+                     code=Code(algebraic="v = lo if u0 < lo else u0\ny0 = hi if hi < v else v",
+                               constants={"lo": lo, "hi": hi}))
 
 
 @block("deadZone")
@@ -93,26 +89,16 @@ def dead_zone(io):
     """u - LowerValue below the band, u - UpperValue above it, 0 inside (and for NaN)."""
     lo, hi = io.params["LowerValue"], io.params["UpperValue"]
     i, o = _slots(io)
-    S = io.S
     if i is None or o is None:
         return Phases()
     where = np.where
-    if io.width == 1:
-        def algebraic():
-            u = S[i]
-            S[o] = u - lo if u < lo else (u - hi if u > hi else 0.0)
 
-        def array(t, inputs):
-            u = inputs[0]
-            return [where(u < lo, u - lo, where(u > hi, u - hi, 0.0))]
-        return Phases(algebraic=algebraic, part=crossing_part(io, _band_surfaces(S, i, lo, hi)), array=array,
-                      code=Code(algebraic="y0 = u0 - lo if u0 < lo else (u0 - hi if u0 > hi else 0.0)",
-                                constants={"lo": lo, "hi": hi}))
-
-    def algebraic():
-        u = S[i]
-        S[o] = where(u < lo, u - lo, where(u > hi, u - hi, 0.0))
-    return Phases(algebraic=algebraic, part=crossing_part(io, _band_surfaces(S, i, lo, hi)))
+    def vector(u):
+        return where(u < lo, u - lo, where(u > hi, u - hi, 0.0))
+    return pointwise(io, (0,), lambda u: u - lo if u < lo else (u - hi if u > hi else 0.0), vector,
+                     array=lambda t, u: [vector(u[0])], part=crossing_part(io, _band_surfaces(io.S, i, lo, hi)),
+                     code=Code(algebraic="y0 = u0 - lo if u0 < lo else (u0 - hi if u0 > hi else 0.0)",
+                               constants={"lo": lo, "hi": hi}))
 
 
 @block("quantizer")
@@ -138,20 +124,10 @@ def coulomb_viscous_friction(io):
     """y = Gain*u + Offset*sign(u) element-wise, sign(0) = sign(NaN) = 0."""
     g, c = io.params["Gain"], io.params["Offset"]
     i, o = _slots(io)
-    S = io.S
     if i is None or o is None:
         return Phases()
-    if io.width == 1:
-        def algebraic():
-            u = S[i]
-            s = 1.0 if u > 0.0 else (-1.0 if u < 0.0 else 0.0)
-            S[o] = g * u + c * s
-    else:
-        def algebraic():
-            u = S[i]
-            s = (u > 0.0).astype(float) - (u < 0.0)
-            S[o] = g * u + c * s
-    return Phases(algebraic=algebraic)
+    return pointwise(io, (0,), lambda u: g * u + c * (1.0 if u > 0.0 else (-1.0 if u < 0.0 else 0.0)),
+                     lambda u: g * u + c * ((u > 0.0).astype(float) - (u < 0.0)))
 
 
 # ----------------------------------------------------------------------------- stateful, feedthrough

@@ -1011,7 +1011,8 @@ def merge(io):
     return Phases(init=init, algebraic=algebraic)
 
 
-@block("functionCallGenerator", widths=scalar_out, feedthrough=False)
+@block("functionCallGenerator", widths=scalar_out, feedthrough=False,
+       calls=lambda block: int(block.params.get("NumberOfIterations", 1)))
 def function_call_generator(io):
     """Calls the function-call subsystems wired to its output (directly or through
     functionCallSplit) NumberOfIterations times per step: each call is the body's
@@ -1033,7 +1034,7 @@ def _split_width(block, in_widths):
     return [max(1, in_widths[0] if in_widths else 1)] * block.outputs
 
 
-@block("functionCallSplit", widths=_split_width, feedthrough=True)
+@block("functionCallSplit", widths=_split_width, feedthrough=True, routes_calls=True)
 def function_call_split(io):
     """Routes one function call to several callees, output 0's first (the plan compiler
     resolves the chain back to the generator and orders the callees). As a signal it
@@ -1069,7 +1070,7 @@ def iterator_number(io):
     return Phases(init=init, output=output)
 
 
-@block("iteratorCondition", widths=scalar_out, feedthrough=True)
+@block("iteratorCondition", widths=scalar_out, feedthrough=True, loop_condition=True)
 def iterator_condition(io):
     """The continue predicate of the enclosing while-iterator subsystem, mirrored on the
     output: after each pass a zero ends the loop (do-while). Unconnected: 1.0 (the loop

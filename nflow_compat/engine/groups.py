@@ -167,7 +167,7 @@ class _Compiler:
 
     def _conditions(self):
         for i, b in enumerate(self.blocks):
-            if b.type.type != "iteratorCondition" or (i, 0) not in self.plan.slot_of:
+            if not self.plan.handlers[i].loop_condition or (i, 0) not in self.plan.slot_of:
                 continue
             g = self.innermost[i]
             while g is not None and g.kind != "whileIterator":
@@ -181,6 +181,7 @@ class _Compiler:
             g.cond_slot = self.plan.slot_of[(i, 0)]
 
     def _function_calls(self, groups):
+        handlers = self.plan.handlers
         callees = {}
         for g in groups:
             if g.kind != "functionCall":
@@ -195,14 +196,14 @@ class _Compiler:
                                  "port; it never runs")
                 continue
             i, port = g.ctl
-            while self.blocks[i].type.type == "functionCallSplit":
+            while handlers[i].routes_calls:
                 keys.append(port)
                 src = self.sources[i][0] if self.sources[i] else None
                 if src is None:
                     break
                 i, port = src
             else:
-                if self.blocks[i].type.type != "functionCallGenerator":
+                if handlers[i].calls is None:
                     raise DiagramError("bad_function_call", f"the control port of function-call subsystem {g.id!r} "
                                        f"is driven by block {self.blocks[i].id!r} ({self.blocks[i].type.type}); it "
                                        "takes a functionCallGenerator, directly or through functionCallSplit blocks",
@@ -211,7 +212,7 @@ class _Compiler:
                     raise DiagramError("bad_function_call", f"functionCallGenerator {self.blocks[i].id!r} and the "
                                        f"function-call subsystem {g.id!r} it calls must be in the same diagram "
                                        "level", path=g.control_path, block=g.id)
-                g.count = int(self.blocks[i].params.get("NumberOfIterations", 1))
+                g.count = handlers[i].calls(self.blocks[i])
                 callees.setdefault(i, []).append((tuple(reversed(keys)), g))
                 continue
             self.ctx_warning(f"function-call subsystem {g.id!r}: its functionCallSplit has no input; it never runs")
