@@ -17,7 +17,7 @@ import operator
 import numpy as np
 
 from ..signals import round_half_away
-from . import Code, Phases, block, pointwise, scalar_out
+from . import Code, Phases, block, fit, pointwise, scalar_out
 
 # Relational operator spellings nflow accepts (compareToConstant, compareToZero,
 # relationalOperator), each mapped to the numpy ufunc that implements it. The numpy
@@ -122,7 +122,7 @@ def _truth(v):
 def _constant_output(io, value: float) -> Phases:
     """A block whose output is settled by its wiring alone (e.g. AND with an open port)."""
     S, o, width = io.S, io.outs[0], io.width
-    const = value if width == 1 else np.full(width, value)
+    const = fit(value, width)
 
     def algebraic():
         S[o] = const
@@ -335,7 +335,7 @@ def not_(io):
         return pointwise(io, (0,), lambda v: 0.0 if v != 0.0 and v == v else 1.0, lambda v: _as_flag(~_truth(v)),
                          array=lambda t, u: [_as_flag(~_truth(u[0]))],
                          code=Code(algebraic=f"y0 = 0.0 if {_TRUE.format(0)} else 1.0"))
-    const = 1.0 if width == 1 else np.ones(width)
+    const = fit(1.0, width)
 
     def algebraic():
         S[o] = const

@@ -30,7 +30,7 @@ import numpy as np
 from ..errors import DiagramError
 from ..expr import floor_mod, floor_mod_scalar
 from ..signals import Shaped, dims_of, round_half_away
-from . import Code, Phases, block, pointwise, scalar_out
+from . import Code, Phases, block, fit, pointwise, scalar_out
 
 TINY = 1e-300   # divide: smallest denominator magnitude, sign kept (+ for 0 and -0)
 
@@ -84,7 +84,7 @@ def sum_(io):
             io.ctx.warnings.append(note)
 
     if not terms:
-        zero = 0.0 if width == 1 else np.zeros(width)
+        zero = fit(0.0, width)
 
         def algebraic():
             S[o] = zero
@@ -147,7 +147,7 @@ def mult(io):
     slots = [slot for slot, _ in _connected(io)]
     S, o, width = io.S, io.outs[0], io.width
     if not slots:
-        one = 1.0 if width == 1 else np.ones(width)
+        one = fit(1.0, width)
 
         def algebraic():
             S[o] = one
@@ -181,7 +181,7 @@ def _product_forms(ports, width) -> dict:
     """mult's array form and template: the product of the ``ports`` in port order (1.0
     times a lone factor, ones for none), as its closures multiply."""
     if not ports:
-        one = 1.0 if width == 1 else np.ones(width)
+        one = fit(1.0, width)
         return {"array": lambda t, u: [np.ones(t.size)], "code": Code(algebraic="y0 = one", constants={"one": one})}
     factors = ["1.0", f"u{ports[0]}"] if len(ports) == 1 else [f"u{port}" for port in ports]
 
@@ -339,7 +339,7 @@ def polynomial(io):
         return Phases()
     if len(coeffs) <= 1:
         value = coeffs[0] if coeffs else 0.0
-        const = value if width == 1 else np.full(width, value)
+        const = fit(value, width)
 
         def algebraic():
             S[o] = const
@@ -864,7 +864,7 @@ def conjugate(io):
     S, o, w = io.S, io.outs[0], io.width
     slot = io.ins[0]
     if slot is None:
-        zero = 0.0 if w == 1 else np.zeros(w)
+        zero = fit(0.0, w)
 
         def algebraic():
             S[o] = zero

@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from ..results import Recording, workspace_value
-from . import BulkRecord, Phases, block, no_outputs
+from . import BulkRecord, Phases, block, fit, no_outputs
 from .discrete import scalar_reader
 from .source import BASE_DIR_KEY, confined_path
 
@@ -50,7 +50,7 @@ def to_workspace(io):
     decimation = _decimation(p["Decimation"])
     ctx, S, slot = io.ctx, io.S, io.ins[0]
     rec = Recording(-(-ctx.n_samples // decimation), width, _window(p["MaxDataPoints"]))
-    nan_row = NAN if width == 1 else np.full(width, NAN)
+    nan_row = fit(NAN, width)
     count = 0
 
     def init():
@@ -248,7 +248,7 @@ def file_sink(io):
         if note:
             ctx.warnings.append(note)
 
-    zero = 0.0 if width == 1 else np.zeros(width)
+    zero = fit(0.0, width)
 
     def result():
         times, values = rec.arrays()

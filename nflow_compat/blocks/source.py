@@ -15,7 +15,7 @@ import numpy as np
 
 from ..errors import DiagramError
 from ..signals import Shaped, quantize
-from . import Code, Phases, block
+from . import Code, Phases, block, fit
 
 TWO_PI = 2.0 * math.pi
 
@@ -652,7 +652,7 @@ def label_source(io):
     if not io.outs or io.params.get("isExternalPort"):
         return Phases()
     S, o, route = io.S, io.outs[0], io.ins[-1]
-    zero = 0.0 if io.width == 1 else np.zeros(io.width)
+    zero = fit(0.0, io.width)
 
     def output():
         S[o] = zero if route is None else S[route]
@@ -868,7 +868,7 @@ def file_source(io):
         note = (f"fileSource {io.id!r}: no samples (no 'times' and no FileName, or an empty file); it outputs 0")
     elif p.get("valuesImag") is not None:   # nflow's handler reads 'values' only
         note = f"fileSource {io.id!r}: 'valuesImag' is ignored; it plays back the real part ('values'), as nflow does"
-    zero = 0.0 if out_w == 1 else np.zeros(out_w)
+    zero = fit(0.0, out_w)
 
     def init():
         if note:

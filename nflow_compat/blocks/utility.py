@@ -25,7 +25,7 @@ from ..errors import DiagramError
 from ..expr import evaluate
 from ..flatten import MAX_ITERATIONS
 from ..signals import round_half_away
-from . import Code, Phases, block, no_outputs, scalar_out
+from . import Code, Phases, block, fit, no_outputs, scalar_out
 from .discrete import ic_width, input_slot, vector_reader
 
 
@@ -409,7 +409,7 @@ def selector(io):
     picks = [pick(i) for i in range(w)]
     slot = input_slot(io)
     if slot is None:
-        zero = 0.0 if w == 1 else np.zeros(w)
+        zero = fit(0.0, w)
 
         def algebraic():
             S[o] = zero
@@ -602,7 +602,7 @@ def reshape(io):
     S, o, w = io.S, io.outs[0], io.width
     slot = input_slot(io)
     if slot is None:
-        zero = 0.0 if w == 1 else np.zeros(w)
+        zero = fit(0.0, w)
 
         def algebraic():
             S[o] = zero
@@ -948,7 +948,7 @@ def convert(io):
     S, o, w = io.S, io.outs[0], io.width
     slot = input_slot(io)
     if slot is None:
-        value = cast(0.0 if w == 1 else np.zeros(w), type_name, rounding, saturate)
+        value = cast(fit(0.0, w), type_name, rounding, saturate)
 
         def algebraic():
             S[o] = value
@@ -971,7 +971,7 @@ def convert(io):
 # its parent (nflow_compat.flatten), and conditionally executed / iterated bodies run
 # as units the plan compiler builds. The blocks below are the ones that talk to them.
 
-from . import elementwise, fit  # noqa: E402  (kept with the subsystem section)
+from . import elementwise  # noqa: E402  (kept with the subsystem section)
 
 
 @block("subsystem", widths=no_outputs, feedthrough=False)
