@@ -605,23 +605,9 @@ def wrap_to_zero(io):
     """y = 0 where u > Threshold (strictly: u = Threshold passes), else u; NaN passes.
     Unconnected input: nothing written."""
     thr = float(io.params["Threshold"])
-    i, o, S = io.ins[0], io.outs[0], io.S
-    if i is None:
+    if io.ins[0] is None:
         return Phases()
-    width = io.width
-    if width == 1:
-        def algebraic():
-            u = S[i]
-            S[o] = 0.0 if u > thr else u
-    elif io.in_widths[0] == 1:
-        def algebraic():
-            u = S[i]
-            S[o] = np.full(width, 0.0 if u > thr else u)
-    else:
-        def algebraic():
-            u = S[i]
-            S[o] = np.where(u > thr, 0.0, u)
-    return Phases(algebraic=algebraic)
+    return pointwise(io, (0,), lambda u: 0.0 if u > thr else u, lambda u: np.where(u > thr, 0.0, u))
 
 
 # ============================================================================= vector math
@@ -861,21 +847,12 @@ def complex_to_magnitude_angle(io):
 @block("conjugate", complex=(True, -1))
 def conjugate(io):
     """y = conj(u) element-wise: the identity on a real input. Unconnected reads 0."""
-    S, o, w = io.S, io.outs[0], io.width
-    slot = io.ins[0]
-    if slot is None:
-        zero = fit(0.0, w)
+    if io.ins[0] is not None:
+        return pointwise(io, (0,), lambda u: u.conjugate(), np.conj)
+    S, o, zero = io.S, io.outs[0], fit(0.0, io.width)
 
-        def algebraic():
-            S[o] = zero
-    elif w == 1:
-        def algebraic():
-            S[o] = S[slot].conjugate()
-    else:
-        conj = np.conj
-
-        def algebraic():
-            S[o] = conj(S[slot])
+    def algebraic():
+        S[o] = zero
     return Phases(algebraic=algebraic)
 
 
