@@ -301,6 +301,30 @@ def pointwise(io: BlockIO, ports: tuple, scalar: Callable, vector: Callable, *, 
     return Phases(algebraic=algebraic, **fields)
 
 
+def pointwise_state(io: BlockIO, scalar: Callable, vector: Callable, start) -> Phases:
+    """The Phases of a block whose output 0 is an element-wise law of its input 0 and of
+    its own state, ``law(u, state)`` (a relay, a slew-rate limit): ALGEBRAIC writes it for
+    the current input, UPDATE keeps it as the next state, which INIT sets to ``start``
+    (every element). ``scalar`` on floats at width 1, else ``vector`` on arrays; an
+    unconnected input reads 0."""
+    S, o, width = io.S, io.outs[0], io.width
+    i = io.ins[0] if io.ins else None
+    law, zero = (scalar, 0.0) if width == 1 else (vector, np.zeros(width))
+    state = start
+
+    def init():
+        nonlocal state
+        state = start if width == 1 else np.full(width, start)
+
+    def algebraic():
+        S[o] = law(S[i] if i is not None else zero, state)
+
+    def update():
+        nonlocal state
+        state = law(S[i] if i is not None else zero, state)
+    return Phases(init=init, algebraic=algebraic, update=update)
+
+
 def fit(value, width: int):
     """float for width 1, else a float array of ``width`` (scalar broadcast, last repeated)."""
     arr = np.atleast_1d(np.asarray(value, dtype=float)).reshape(-1)

@@ -27,7 +27,7 @@ import numpy as np
 
 from ..parts import crossing_part
 from ..signals import round_half_away
-from . import Code, Phases, block, pointwise
+from . import Code, Phases, block, pointwise, pointwise_state
 
 
 def _band_surfaces(S, i, lo, hi):
@@ -138,40 +138,11 @@ def hysteresis(io):
     (which starts at yLow). Answers the current input in ALGEBRAIC; UPDATE latches."""
     p = io.params
     u_hi, u_lo, y_hi, y_lo = p["uHigh"], p["uLow"], p["yHigh"], p["yLow"]
-    i, o = _slots(io)
-    S = io.S
-    if o is None:
+    if _slots(io)[1] is None:
         return Phases()
-    width = io.width
-    state = y_lo
-
-    if width == 1:
-        def init():
-            nonlocal state
-            state = y_lo
-
-        def relay():
-            u = S[i] if i is not None else 0.0
-            return y_hi if u >= u_hi else (y_lo if u <= u_lo else state)
-    else:
-        where = np.where
-        zeros = np.zeros(width)
-
-        def init():
-            nonlocal state
-            state = np.full(width, y_lo)
-
-        def relay():
-            u = S[i] if i is not None else zeros
-            return where(u >= u_hi, y_hi, where(u <= u_lo, y_lo, state))
-
-    def algebraic():
-        S[o] = relay()
-
-    def update():
-        nonlocal state
-        state = relay()
-    return Phases(init=init, algebraic=algebraic, update=update)
+    where = np.where
+    return pointwise_state(io, lambda u, state: y_hi if u >= u_hi else (y_lo if u <= u_lo else state),
+                           lambda u, state: where(u >= u_hi, y_hi, where(u <= u_lo, y_lo, state)), y_lo)
 
 
 @block("rate")
@@ -181,48 +152,25 @@ def rate(io):
     (0 at the start). A NaN input gives prev - F*dt, as std::min/std::max do."""
     rise = _nonneg(io.params["RisingSlewLimit"])
     fall = _nonneg(io.params["FallingSlewLimit"])
-    i, o = _slots(io)
-    S, ctx = io.S, io.ctx
-    if o is None:
+    ctx = io.ctx
+    if _slots(io)[1] is None:
         return Phases()
-    width = io.width
-    prev = 0.0
+    where = np.where
 
-    if width == 1:
-        def init():
-            nonlocal prev
-            prev = 0.0
+    def scalar(u, prev):
+        dt = ctx.dt
+        low = prev - fall * dt
+        high = prev + rise * dt
+        m = u if low < u else low
+        return m if m < high else high
 
-        def limited():
-            dt = ctx.dt
-            u = S[i] if i is not None else 0.0
-            low = prev - fall * dt
-            high = prev + rise * dt
-            m = u if low < u else low
-            return m if m < high else high
-    else:
-        where = np.where
-        zeros = np.zeros(width)
-
-        def init():
-            nonlocal prev
-            prev = np.zeros(width)
-
-        def limited():
-            dt = ctx.dt
-            u = S[i] if i is not None else zeros
-            low = prev - fall * dt
-            high = prev + rise * dt
-            m = where(low < u, u, low)
-            return where(m < high, m, high)
-
-    def algebraic():
-        S[o] = limited()
-
-    def update():
-        nonlocal prev
-        prev = limited()
-    return Phases(init=init, algebraic=algebraic, update=update)
+    def vector(u, prev):
+        dt = ctx.dt
+        low = prev - fall * dt
+        high = prev + rise * dt
+        m = where(low < u, u, low)
+        return where(m < high, m, high)
+    return pointwise_state(io, scalar, vector, 0.0)
 
 
 @block("backlash")
@@ -231,44 +179,18 @@ def backlash(io):
     start) holds while u stays within w/2 of it, else follows at u -/+ w/2."""
     w = _nonneg(io.params["BacklashWidth"])
     half = w / 2.0
-    i, o = _slots(io)
-    S = io.S
-    if o is None:
+    if _slots(io)[1] is None:
         return Phases()
-    width = io.width
-    prev = 0.0
+    where = np.where
 
-    if width == 1:
-        def init():
-            nonlocal prev
-            prev = 0.0
-
-        def played():
-            u = S[i] if i is not None else 0.0
-            if u > prev + half:
-                return u - half
-            if u < prev - half:
-                return u + half
-            return prev
-    else:
-        where = np.where
-        zeros = np.zeros(width)
-
-        def init():
-            nonlocal prev
-            prev = np.zeros(width)
-
-        def played():
-            u = S[i] if i is not None else zeros
-            return where(u > prev + half, u - half, where(u < prev - half, u + half, prev))
-
-    def algebraic():
-        S[o] = played()
-
-    def update():
-        nonlocal prev
-        prev = played()
-    return Phases(init=init, algebraic=algebraic, update=update)
+    def scalar(u, prev):
+        if u > prev + half:
+            return u - half
+        if u < prev - half:
+            return u + half
+        return prev
+    return pointwise_state(io, scalar, lambda u, prev: where(u > prev + half, u - half,
+                                                             where(u < prev - half, u + half, prev)), 0.0)
 
 
 # ----------------------------------------------------------------------------- stateful, OUTPUT
