@@ -30,7 +30,7 @@ from nflow_compat import cli
 from nflow_compat.sweeps import Interrupted, run, store
 from tests.util import read_until
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "sweep_coulomb"
 MASS = json.loads((EXAMPLE / "diagram.json").read_text())
 MASS["duration"] = 1.0                     # breakaway happens at 0.26 .. 0.6 s

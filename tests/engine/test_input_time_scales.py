@@ -18,7 +18,7 @@ import nflow_compat as nc
 from nflow_compat.engine.continuous import SCANS_PER_SCALE, PlanSystem, inputs_scan_spacing
 from nflow_compat.engine.hybrid import integrate_hybrid
 
-from .util import blk, diagram, record, wire
+from tests.util import blk, diagram, record, wire
 
 FREQUENCY = 200.0                       # Hz: 5 ms period
 F0_MAX = 1.001 * (5.0 + 10.0)           # MSL: f0_max = 1.001*(F_Coulomb + F_Stribeck)

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 import nflow_compat as nc
 from nflow_compat.engine.hybrid import STABILITY_FUNCTION, integrate_hybrid
 
-from .util import blk, diagram, wire
+from tests.util import blk, diagram, wire
 
 WARNING = "far above the time constant"
 

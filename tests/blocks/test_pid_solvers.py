@@ -14,7 +14,7 @@ import math
 import numpy as np
 import pytest
 
-from .util import blk, diagram, record, trace, wire
+from tests.util import blk, diagram, record, trace, wire
 
 SOLVERS = ("ode4", "ode45", "dae")
 DT = 0.01

@@ -9,7 +9,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from nflow_compat import DiagramError
-from tests.test_discrete_more import column, vec_ramp, vec_wires
+from tests.blocks.test_discrete_more import column, vec_ramp, vec_wires
 from tests.util import blk, diagram, record, run, trace, wire
 
 DT = 0.1

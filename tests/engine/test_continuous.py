@@ -15,7 +15,7 @@ import nflow_compat as nc
 from nflow_compat.engine import continuous as cont
 from nflow_compat.engine.continuous import PlanSystem
 
-from .util import blk, diagram, pin, wire
+from tests.util import blk, diagram, pin, wire
 
 
 def _stick_slip(solver="ode45", duration=5.0, recorders=None, extra_blocks=(), extra_wires=()):

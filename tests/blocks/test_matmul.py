@@ -14,7 +14,7 @@ from nflow_compat.diagram import parse
 from nflow_compat.errors import DiagramError
 from nflow_compat.signals import Shaped, dims_of
 
-from .util import blk, diagram, record, wire
+from tests.util import blk, diagram, record, wire
 
 
 def product(a, b, duration=0.1, **params):

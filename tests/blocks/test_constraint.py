@@ -15,7 +15,7 @@ import nflow_compat as nc
 from nflow_compat.engine import continuous as engine
 from nflow_compat.errors import DiagramError, SimulationError
 
-from .util import blk, diagram, record, run, wire
+from tests.util import blk, diagram, record, run, wire
 
 
 def z_trace(res, name="y"):

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import nflow_compat as nc
-from tests.test_discrete import drive
+from tests.blocks.test_discrete import drive
 from tests.util import blk, diagram, record, trace, wire
 
 DT = 0.1

@@ -17,8 +17,8 @@ from nflow_compat.blocks import NOT_RUNNABLE, REAL_ONLY, REGISTRY, ComplexSuppor
 from nflow_compat.manifests import block_types
 from nflow_compat.signals import BusLayout, Shaped
 
-from .util import blk, diagram, record, wire
-from .test_complex import const, run, z_source
+from tests.util import blk, diagram, record, wire
+from tests.blocks.test_complex import const, run, z_source
 
 # nflow's table: builders make complex from real parts, extractors (and abs) take complex
 # and give real, these pass it on (complex out iff a complex input), convert / matmul take

@@ -21,7 +21,7 @@ from nflow_compat.diagram import Limits, with_params
 from nflow_compat.sweeps import expand, reductions, spec, store, worker
 from tests.util import blk, diagram, wire
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 MASS = json.loads((REPO / "examples" / "sweep_coulomb" / "diagram.json").read_text())
 MASS["duration"] = 1.0
 

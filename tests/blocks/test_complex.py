@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 import nflow_compat as nc
 
-from .util import blk, diagram, record, wire
+from tests.util import blk, diagram, record, wire
 
 NAN, INF = math.nan, math.inf
 finite = st.floats(allow_nan=False, allow_infinity=False, width=64, min_value=-1e150, max_value=1e150)

@@ -17,7 +17,7 @@ import pytest
 import nflow_compat as nc
 from nflow_compat import results
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 CAUSAL = ["nonlinear/hysteresis_triangle.json", "nonlinear/backlash_triangle.json", "sink/scope_ports.json",
           "continuous/integrator_feedback.json", "logic/logicalOperator_xor_parity.json", "source/chirp_sweep.json",
           "utility/mux_concat.json", "discrete/unitDelay_shift.json", "sink/toWorkspace_structure_with_time.json",
@@ -120,6 +120,6 @@ def test_independent_of_the_interpreter_hash_seed(name):
     for seed in ("1", "4242"):
         env = dict(os.environ, PYTHONHASHSEED=seed)
         out = subprocess.run([sys.executable, "-m", "nflow_compat"], input=orjson.dumps(shuffled(d, int(seed))),
-                             capture_output=True, env=env, timeout=120, cwd=Path(__file__).resolve().parent.parent)
+                             capture_output=True, env=env, timeout=120, cwd=Path(__file__).resolve().parents[2])
         assert out.returncode == 0, out.stderr.decode()[-2000:]
         assert sections(out.stdout, sort=True) == base, f"differs under PYTHONHASHSEED={seed}"

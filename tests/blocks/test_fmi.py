@@ -26,8 +26,8 @@ from nflow_compat import cli
 from nflow_compat.blocks import fmi, supported_types
 from nflow_compat.errors import DiagramError, SimulationError
 
-from .fmus import build
-from .util import blk, diagram, record, wire
+from tests.fmus import build
+from tests.util import blk, diagram, record, wire
 
 VERSIONS = (2, 3)
 

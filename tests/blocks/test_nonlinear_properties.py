@@ -12,7 +12,7 @@ import numpy as np
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from tests.test_nonlinear import build, steps
+from tests.blocks.test_nonlinear import build, steps
 from tests.util import blk, diagram, record, trace, wire
 
 FAST = settings(max_examples=60, deadline=None)

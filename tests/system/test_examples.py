@@ -27,7 +27,7 @@ from scipy.linalg import expm
 import nflow_compat as nc
 from nflow_compat.cli import main
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 ALL = sorted(p.parent.name for p in EXAMPLES.glob("*/diagram.json"))
 MECHANICAL = ["end_stops_and_motion_sources", "clutch_backlash_and_rotational_sources", "locking_clutch_momentum",
               "four_bar"]

@@ -13,7 +13,7 @@ import pytest
 import nflow_compat as nc
 from nflow_compat import cli
 from tests.test_conditional import _counter_body, _running_sum_body, port_out, sub
-from tests.test_limits import _warm_up, answer  # noqa: F401  (_warm_up: scipy imported before any timing)
+from tests.system.test_limits import _warm_up, answer  # noqa: F401  (_warm_up: scipy imported before any timing)
 from tests.util import blk, diagram, record, wire
 
 QUICK = 10.0   # seconds: the bound for every hostile case

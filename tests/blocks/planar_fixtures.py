@@ -1,7 +1,7 @@
 """Writes the analytic planar goldens (``fixtures/planar/*.json``) from their closed forms.
 
 Every expected value here comes from a formula (stated in the fixture's ``derivation``);
-nothing runs the simulator. ``python -m tests.planar_fixtures`` rewrites the files;
+nothing runs the simulator. ``python -m tests.blocks.planar_fixtures`` rewrites the files;
 ``tests/test_planar.py`` checks that the committed files are what this module gives.
 """
 from __future__ import annotations
@@ -14,7 +14,7 @@ import numpy as np
 import orjson
 from scipy.special import ellipj, ellipk
 
-FOLDER = Path(__file__).resolve().parent.parent / "fixtures" / "planar"
+FOLDER = Path(__file__).resolve().parents[2] / "fixtures" / "planar"
 G = 9.81
 TIGHT = {"relTol": 1e-10, "absTol": 1e-12}
 
@@ -258,5 +258,5 @@ def write() -> int:
 
 if __name__ == "__main__":
     if sys.argv[1:]:
-        sys.exit("usage: python -m tests.planar_fixtures")
+        sys.exit("usage: python -m tests.blocks.planar_fixtures")
     print(f"wrote {write()} planar fixtures to {FOLDER}")

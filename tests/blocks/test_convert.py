@@ -15,7 +15,7 @@ import nflow_compat as nc
 from nflow_compat.errors import DiagramError
 from nflow_compat.signals import INTEGER_RANGES, cast
 
-from .util import blk, diagram, record, wire
+from tests.util import blk, diagram, record, wire
 
 NAN, INF = math.nan, math.inf
 SMALL_INTS = ("int8", "uint8", "int16", "uint16", "int32", "uint32")

@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 import nflow_compat as nc
 from nflow_compat import DiagramError
 from nflow_compat.blocks import supported_types
-from tests.test_discrete import play
+from tests.blocks.test_discrete import play
 from tests.util import blk, diagram, record, run, trace, wire
 
 

@@ -1,6 +1,6 @@
 """The planar multibody blocks (acausal_planar): closed forms, conservation laws, constraint
 residuals, order independence and errors. Every expected value is a closed form stated next
-to it (the goldens' come from tests/planar_fixtures.py)."""
+to it (the goldens' come from tests/blocks/planar_fixtures.py)."""
 import math
 import random
 
@@ -15,8 +15,9 @@ import nflow_compat as nc
 from nflow_compat.blocks import supported_types
 from nflow_compat.errors import DiagramError, SimulationError
 from nflow_compat.physical.planar import TYPES
-from tests import goldens, planar_fixtures
-from tests.planar_fixtures import G, block, pins, sensed
+from tests import goldens
+from tests.blocks import planar_fixtures
+from tests.blocks.planar_fixtures import G, block, pins, sensed
 
 SOLVERS = ("dae", "ode45")
 TIGHT = {"relTol": 1e-10, "absTol": 1e-12}
@@ -44,7 +45,7 @@ def motion(blocks, wires, body, axes=("x", "y")):
 def test_the_planar_goldens_are_their_closed_forms():
     for name, make in planar_fixtures.FIXTURES.items():
         path = planar_fixtures.FOLDER / f"{name}.json"
-        assert path.read_bytes() == planar_fixtures.encode(make()), f"{path}: run python -m tests.planar_fixtures"
+        assert path.read_bytes() == planar_fixtures.encode(make()), f"{path}: run python -m tests.blocks.planar_fixtures"
 
 
 @pytest.mark.parametrize("solver", SOLVERS)
