@@ -42,7 +42,7 @@ ALLOWED_MODULES = {
 }
 # Reviewed exceptions to CODE_BUILTINS: module -> the comment that must end the one line using
 # them. engine/codegen.py compiles the plan's step function, whose source is made of the
-# handlers' own templates only (tests/test_codegen.py: no id or parameter reaches it).
+# handlers' own templates only (tests/engine/test_codegen.py: no id or parameter reaches it).
 MARKED_EXEC = {"engine/codegen.py": "# safe: generated from handler templates"}
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components
 
-PACKAGE = Path(__file__).resolve().parent.parent / "nflow_compat"
+PACKAGE = Path(__file__).resolve().parents[2] / "nflow_compat"
 
 # Cycles left (issue 13, item 2), each a set of modules (package-relative names):
 KNOWN_CYCLES = [

@@ -23,10 +23,10 @@ from nflow_compat.api import validate
 from nflow_compat.engine import vectorize
 from nflow_compat.engine.plan import Plan
 from tests import goldens
-from tests.test_conditional import port_in, port_out, sub
+from tests.engine.test_groups import port_in, port_out, sub
 from tests.util import blk, diagram, record, wire
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
 def _run(d, base_dir, closures_only) -> tuple:
