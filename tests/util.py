@@ -69,6 +69,11 @@ def const(value):
     return blk("c", "constant", Value=value)
 
 
+def constant(id, value):
+    """A constant block ``id`` outputting ``value``."""
+    return blk(id, "constant", Value=value)
+
+
 def ramp(slope, start=0.0):
     return blk("r", "ramp", slope=slope, start=start)
 

@@ -15,7 +15,6 @@ from scipy.linalg import expm
 import nflow_compat as nc
 from tests.util import blk, diagram, pin, rec
 
-
 ROT = {"inertia": ("Inertia", "J", "w0"), "emf": "EMF", "speed": "RotSpeedSensor"}
 TRANS = {"inertia": ("Mass", "m", "v0"), "emf": "TranslationalEMF", "speed": "SpeedSensor"}
 

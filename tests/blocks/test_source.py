@@ -1,17 +1,20 @@
 """Sources library handlers: constant, enumeratedConstant, step, sine, clock, ramp, pulse,
 signalGenerator, chirp, repeatingSequenceStair, repeatingSequenceInterpolated,
-counterFreeRunning, counterLimited, fromWorkspace. Expected values are closed forms
-evaluated with plain numpy on the grid t_k = k*dt, or worked out by hand."""
+counterFreeRunning, counterLimited, fromWorkspace, impulse, noise, goto/from routing through
+labelSource / labelSink, and fileSource (nflow's handlers, fixed-step path). Expected values
+are closed forms evaluated with plain numpy on the grid t_k = k*dt, or worked out by hand."""
 from __future__ import annotations
 
 import math
+import os
 
 import numpy as np
+import orjson
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 import nflow_compat as nc
+from tests.blocks.csv_files import error, played, sink_diagram, source_diagram
 from tests.util import blk, diagram, record, run, trace, wire
 
 FAST = settings(max_examples=40, deadline=None)
@@ -509,3 +512,411 @@ def test_from_workspace_matches_numpy_interp_inside_the_data(n, seed):
         return
     t, y = play(fw(Data=np.column_stack([times, vals]).tolist()), dt=0.1, duration=2.0)
     np.testing.assert_allclose(y[:, 0], np.interp(t, times, vals), rtol=1e-9, atol=1e-9)
+
+
+def play_column(source, dt=0.1, duration=1.0):
+    src = dict(source, id="s")
+    res = run(diagram([src, record()], [wire("s", "w")], dt=dt, duration=duration))
+    return np.asarray(res["time"]), np.asarray(res["workspace"]["y"], dtype=float)[:, 0]
+
+
+def lcg(n, amp=1.0, seed=1):
+    """Reference draws: r <- (1664525 r + 1013904223) mod 2^32, y = amp*(2r/(2^32-1) - 1)."""
+    out, r = [], seed
+    for _ in range(n):
+        r = (1664525 * r + 1013904223) % 2**32
+        out.append(amp * ((r / 4294967295.0) * 2.0 - 1.0))
+    return out
+
+
+# ----------------------------------------------------------------------------- impulse
+
+def test_impulse_is_one_sample_of_amplitude_over_dt():
+    t, y = play_column(blk("s", "impulse", Time=0.3, Amplitude=2), duration=0.6)
+    assert y.tolist() == [0, 0, 0, 20, 0, 0, 0]
+
+
+def test_impulse_defaults_fire_at_t0_with_unit_area():
+    _, y = play_column(blk("s", "impulse"), dt=0.05, duration=0.2)
+    assert y.tolist() == [20.0, 0, 0, 0, 0]
+    assert y.sum() * 0.05 == pytest.approx(1.0)
+
+
+def test_impulse_between_samples_hits_the_nearest_within_half_a_step():
+    # Time 0.33: only t = 0.3 is within 0.05; Time 0.35 is equidistant: both neighbours
+    # are within dt/2 up to rounding, so the handler's <= decides per sample
+    _, y = play_column(blk("s", "impulse", Time=0.33, Amplitude=1), duration=0.6)
+    assert y.tolist() == [0, 0, 0, 10, 0, 0, 0]
+    _, y = play_column(blk("s", "impulse", Time=0.35, Amplitude=1), duration=0.6)
+    expected = [10.0 if abs(k * 0.1 - 0.35) <= 0.05 else 0.0 for k in range(7)]
+    assert y.tolist() == expected
+
+
+def test_impulse_outside_the_run_never_fires():
+    _, y = play_column(blk("s", "impulse", Time=5), duration=1.0)
+    assert not y.any()
+    _, y = play_column(blk("s", "impulse", Time=-1), duration=1.0)
+    assert not y.any()
+
+
+@settings(max_examples=30, deadline=None)
+@given(k=st.integers(0, 20), amp=st.floats(-50, 50, allow_nan=False), dt=st.sampled_from([0.01, 0.05, 0.1, 0.25]))
+def test_impulse_integrates_to_its_amplitude(k, amp, dt):
+    _, y = play_column(blk("s", "impulse", Time=k * dt, Amplitude=amp), dt=dt, duration=20 * dt)
+    assert np.count_nonzero(y) == (1 if amp else 0)
+    assert y.sum() * dt == pytest.approx(amp, rel=1e-12, abs=1e-12)
+
+
+# ----------------------------------------------------------------------------- noise
+
+def test_noise_first_draws_are_the_lcg_from_seed_1():
+    _, y = play_column(blk("s", "noise", Amplitude=1), duration=0.4)
+    assert y.tolist() == lcg(5)
+    # the first one by hand: r1 = 1664525 + 1013904223 = 1015568748
+    assert y[0] == 2 * 1015568748 / 4294967295.0 - 1
+
+
+def test_noise_scales_with_amplitude_and_stays_in_range():
+    _, y = play_column(blk("s", "noise", Amplitude=3), duration=20.0)
+    assert np.allclose(y, lcg(201, 3.0), rtol=0, atol=1e-15)
+    assert np.all(np.abs(y) <= 3.0)
+    # roughly uniform: the mean of 201 draws is near 0 and the spread near 3/sqrt(3)
+    assert abs(y.mean()) < 0.5 and abs(y.std() - math.sqrt(3.0)) < 0.3
+
+
+def test_noise_two_blocks_share_the_sequence_and_reruns_restart_it():
+    d = diagram([blk("a", "noise"), blk("b", "noise", Amplitude=2), blk("m", "mux", inputs=2), record()],
+                [wire("a", "m", 0, 0), wire("b", "m", 0, 1), wire("m", "w")], duration=0.3)
+    y = trace(d)
+    assert y[:, 0].tolist() == lcg(4) and y[:, 1].tolist() == lcg(4, 2.0)
+    plan = nc.compile_plan(d)
+    first, second = plan.run()["workspace"]["y"], plan.run()["workspace"]["y"]
+    assert np.array_equal(first, second) and np.array_equal(np.asarray(first), y)
+
+
+def test_noise_zero_amplitude_is_silent():
+    _, y = play_column(blk("s", "noise", Amplitude=0), duration=0.5)
+    assert not y.any()
+
+
+# ----------------------------------------------------------------------------- labelSource / labelSink
+
+def routed(blocks, conns, duration=0.4):
+    return run(diagram(blocks + [record()], conns, duration=duration))
+
+
+def test_label_routes_a_source_signal_in_the_same_step():
+    res = routed([blk("r", "ramp"), blk("ls", "labelSink", GotoTag="a"), blk("src", "labelSource", GotoTag="a")],
+                 [wire("r", "ls"), wire("src", "w")])
+    assert res["workspace"]["y"] == [[0.0], [0.1], [0.2], [0.30000000000000004], [0.4]]
+    assert res["warnings"] == []
+
+
+def test_label_source_declared_before_its_signal_sees_the_previous_step():
+    # OUTPUT runs in declaration order: the ramp has not written this step's value yet
+    res = routed([blk("src", "labelSource", GotoTag="a"), blk("r", "ramp"), blk("ls", "labelSink", GotoTag="a")],
+                 [wire("r", "ls"), wire("src", "w")])
+    assert np.allclose(res["workspace"]["y"], [[0.0], [0.0], [0.1], [0.2], [0.3]], atol=1e-15)
+
+
+def test_label_of_an_algebraic_signal_lags_one_step_and_closes_no_loop():
+    # y = labelSource('fb') + 1, labelSink('fb') <- y: an accumulator, not an algebraic loop
+    res = routed([blk("one", "constant", Value=1), blk("src", "labelSource", GotoTag="fb"),
+                  blk("s", "sum", inputs=2, Inputs="++"), blk("ls", "labelSink", GotoTag="fb")],
+                 [wire("one", "s", 0, 0), wire("src", "s", 0, 1), wire("s", "ls"), wire("s", "w")], duration=0.5)
+    assert res["workspace"]["y"] == [[1.0], [2.0], [3.0], [4.0], [5.0], [6.0]]
+
+
+def test_label_source_feeds_several_blocks_and_tags_are_independent():
+    res = routed([blk("a", "constant", Value=2), blk("b", "constant", Value=-3),
+                  blk("la", "labelSink", GotoTag="alpha"), blk("lb", "labelSink", GotoTag="beta"),
+                  blk("sa", "labelSource", GotoTag="alpha"), blk("sb", "labelSource", GotoTag="beta"),
+                  blk("m", "mux", inputs=2)],
+                 [wire("a", "la"), wire("b", "lb"), wire("sa", "m", 0, 0), wire("sb", "m", 0, 1), wire("m", "w")],
+                 duration=0.1)
+    assert res["workspace"]["y"] == [[2.0, -3.0], [2.0, -3.0]]
+
+
+def test_missing_tag_empty_tag_and_unconnected_sink_give_zeros_with_warnings():
+    for sink, tag, phrase in ((blk("ls", "labelSink", GotoTag="other"), "x", "no labelSink has GotoTag 'x'"),
+                              (blk("ls", "labelSink", GotoTag="x"), "", "empty GotoTag"),
+                              (blk("ls", "labelSink", GotoTag="x"), "x", "has no input")):
+        blocks = [blk("r", "ramp"), sink, blk("src", "labelSource", GotoTag=tag)]
+        conns = [wire("src", "w")] + ([wire("r", "ls")] if phrase != "has no input" else [])
+        res = routed(blocks, conns, duration=0.2)
+        assert res["workspace"]["y"] == [[0.0]] * 3
+        assert any(phrase in w for w in res["warnings"]), res["warnings"]
+
+
+def test_duplicate_sink_tags_use_the_later_sink_and_warn():
+    res = routed([blk("a", "constant", Value=1), blk("b", "constant", Value=2),
+                  blk("l1", "labelSink", GotoTag="t"), blk("l2", "labelSink", GotoTag="t"),
+                  blk("src", "labelSource", GotoTag="t")],
+                 [wire("a", "l1"), wire("b", "l2"), wire("src", "w")], duration=0.1)
+    assert res["workspace"]["y"] == [[2.0], [2.0]]
+    assert any("share GotoTag 't'" in w for w in res["warnings"])
+
+
+def test_external_port_label_source_writes_nothing():
+    res = routed([blk("r", "ramp"), blk("ls", "labelSink", GotoTag="a"),
+                  blk("src", "labelSource", GotoTag="a", isExternalPort=True)], [wire("r", "ls"), wire("src", "w")])
+    assert res["workspace"]["y"] == [[0.0]] * 5 and res["warnings"] == []
+
+
+def test_vector_labels_route_the_whole_signal():
+    res = routed([blk("c", "constant", Value=[1, 2, 3]), blk("ls", "labelSink", GotoTag="v"),
+                  blk("src", "labelSource", GotoTag="v")], [wire("c", "ls"), wire("src", "w")])
+    assert res["workspace"]["y"] == [[1.0, 2.0, 3.0]] * 5
+
+
+def test_vector_label_feeding_a_block_sizes_it_and_a_missing_sink_is_scalar_zero():
+    # the labelSource's width follows the sink's signal, so the gain downstream is 2 wide;
+    # the labelSource without a sink is one element 0.0
+    res = routed([blk("c", "constant", Value=[1, -2]), blk("ls", "labelSink", GotoTag="v"),
+                  blk("src", "labelSource", GotoTag="v"), blk("g", "gain", Gain=3),
+                  blk("lost", "labelSource", GotoTag="nobody"), record("w2", "z")],
+                 [wire("c", "ls"), wire("src", "g"), wire("g", "w"), wire("lost", "w2")])
+    assert res["workspace"]["y"] == [[3.0, -6.0]] * 5 and res["workspace"]["z"] == [[0.0]] * 5
+
+
+def test_a_bus_crosses_a_goto_from_pair():
+    res = routed([blk("a", "constant", Value=[1, 2]), blk("b", "constant", Value=7),
+                  blk("bc", "busCreator", inputs=2, MemberNames=["pos", "count"]),
+                  blk("ls", "labelSink", GotoTag="bus"), blk("src", "labelSource", GotoTag="bus"),
+                  blk("sel", "busSelector", SelectedSignals=["count"], outputs=1)],
+                 [wire("a", "bc", 0, 0), wire("b", "bc", 0, 1), wire("bc", "ls"), wire("src", "sel"),
+                  wire("sel", "w")])
+    # the bus is built in the algebraic wave, so the labelSource (OUTPUT) sees it one step late
+    assert res["workspace"]["y"] == [[0.0]] + [[7.0]] * 4
+
+
+def test_label_routes_survive_reruns_and_separate_plans():
+    d = diagram([blk("r", "ramp", slope=2), blk("ls", "labelSink", GotoTag="a"), blk("src", "labelSource", GotoTag="a"),
+                 record()], [wire("r", "ls"), wire("src", "w")], duration=0.2)
+    other = diagram([blk("c", "constant", Value=9), blk("ls", "labelSink", GotoTag="a"),
+                     blk("src", "labelSource", GotoTag="a"), record()], [wire("c", "ls"), wire("src", "w")], duration=0.2)
+    p1, p2 = nc.compile_plan(d), nc.compile_plan(other)
+    assert np.allclose(p1.run()["workspace"]["y"], [[0.0], [0.2], [0.4]])
+    assert p2.run()["workspace"]["y"].tolist() == [[9.0]] * 3
+    assert np.allclose(p1.run()["workspace"]["y"], [[0.0], [0.2], [0.4]])
+
+
+# --------------------------------------------------------------------------------------------------
+# fileSource (issue 4): nflow's handler; CSV files confined to a base directory (the confinement,
+# ``blocks.source.confined_path``, guards fileSink's writes too).
+# --------------------------------------------------------------------------------------------------
+
+# ----------------------------------------------------------------------------- fileSource: nflow's injected arrays
+
+def test_injected_arrays_piecewise_constant():
+    # times 0, 0.25, 0.5 -> 1, 2, 3; the value at t is the last sample with time <= t
+    y, _ = played({"times": [0, 0.25, 0.5], "values": [1, 2, 3]})
+    assert y[:, 0].tolist() == [1, 1, 1, 2, 2, 3, 3, 3]
+
+
+def test_before_the_first_time_the_first_value():
+    y, _ = played({"times": [0.25, 0.45], "values": [5, 7]}, duration=0.5)
+    assert y[:, 0].tolist() == [5, 5, 5, 5, 5, 7]        # idx clamped to 0 before t = 0.25
+
+
+def test_repeated_time_takes_the_newest_value():
+    y, _ = played({"times": [0, 0.2, 0.2, 0.4], "values": [1, 2, 3, 4]}, duration=0.4)
+    assert y[:, 0].tolist() == [1, 1, 3, 3, 4]
+
+
+def test_a_sample_without_a_value_reads_zero_and_non_numbers_read_zero():
+    y, _ = played({"times": [0, 0.1, 0.2, 0.3], "values": [1, "x", None]}, duration=0.4)
+    assert y[:, 0].tolist() == [1, 0, 0, 0, 0]
+
+
+def test_injected_width_sample_major():
+    y, _ = played({"times": [0, 0.2], "values": [1, 10, 2, 20], "width": 2}, duration=0.3)
+    assert y.tolist() == [[1, 10], [1, 10], [2, 20], [2, 20]]
+
+
+def test_jsonencode_scalars_as_bare_numbers():
+    y, _ = played({"times": 0, "values": 4}, duration=0.2)
+    assert y[:, 0].tolist() == [4, 4, 4]
+
+
+def test_no_samples_output_zero_with_a_warning():
+    y, res = played({}, duration=0.2)
+    assert y[:, 0].tolist() == [0, 0, 0] and any("no samples" in w for w in res["warnings"])
+
+
+@pytest.mark.parametrize("times", [[0.0, float("nan")], [0.5, 0.1], [0.0, float("inf")]])
+def test_bad_times_are_errors(times):
+    err = error(lambda: nc.simulate(source_diagram({"times": times, "values": [1, 2]})))
+    assert isinstance(err, nc.DiagramError) and err.code == "filesource_bad_time" and err.block == "src"
+
+
+def test_value_imag_is_ignored_with_a_warning():
+    y, res = played({"times": [0], "values": [3], "valuesImag": [1]}, duration=0.1)
+    assert y[:, 0].tolist() == [3, 3] and any("valuesImag" in w for w in res["warnings"])
+
+
+@settings(max_examples=60, deadline=None)
+@given(times=st.lists(st.floats(0, 2, allow_nan=False), min_size=1, max_size=8).map(sorted),
+       data=st.data())
+def test_playback_law(times, data):
+    values = data.draw(st.lists(st.floats(-1e6, 1e6, allow_nan=False), min_size=len(times), max_size=len(times)))
+    y, res = played({"times": times, "values": values}, dt=0.1, duration=2.0)
+    for k, t in enumerate(res["time"]):
+        idx = max(0, max((i for i, ti in enumerate(times) if ti <= t), default=0))
+        assert y[k, 0] == values[idx]
+
+
+# ----------------------------------------------------------------------------- fileSource: a CSV file
+
+def test_csv_file_read_from_the_base_directory(tmp_path):
+    (tmp_path / "in.csv").write_text("t,x\n0,1\n0.25,2\n0.5,3\n")
+    y, _ = played({"FileName": "in.csv"}, base_dir=tmp_path)
+    assert y[:, 0].tolist() == [1, 1, 1, 2, 2, 3, 3, 3]
+
+
+def test_csv_comments_blanks_spaces_and_vectors(tmp_path):
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "v.csv").write_text("# a comment\n\n0 1 -1\n0.15\t2\t-2\n\n0.3 3 -3\n")
+    y, _ = played({"FileName": "data/v.csv"}, base_dir=tmp_path, duration=0.4)
+    assert y.tolist() == [[1, -1], [1, -1], [2, -2], [3, -3], [3, -3]]
+
+
+def test_inspector_name_path_when_file_name_is_empty(tmp_path):
+    (tmp_path / "in.csv").write_text("0,7\n")
+    (tmp_path / "other.csv").write_text("0,8\n")
+    y, _ = played({"path": "in.csv"}, base_dir=tmp_path, duration=0.1)
+    assert y[:, 0].tolist() == [7, 7]
+    y, _ = played({"FileName": "", "path": "in.csv"}, base_dir=tmp_path, duration=0.1)
+    assert y[:, 0].tolist() == [7, 7]
+    y, _ = played({"FileName": "other.csv", "path": "in.csv"}, base_dir=tmp_path, duration=0.1)
+    assert y[:, 0].tolist() == [8, 8]
+    err = error(lambda: played({"path": "../in.csv"}, base_dir=tmp_path))
+    assert err.code == "path_outside_base" and err.param == "path"
+
+
+def test_injected_arrays_win_over_the_file(tmp_path):
+    y, _ = played({"FileName": "missing.csv", "times": [0], "values": [9]}, base_dir=tmp_path, duration=0.1)
+    assert y[:, 0].tolist() == [9, 9]
+
+
+@pytest.mark.parametrize("text, code, line", [
+    ("t,x\n0,1\n0.1,oops\n", "filesource_bad_csv", "line 3"),
+    ("0,1\n0.1,2,3\n", "filesource_bad_csv", "line 2"),
+    ("0\n", "filesource_bad_csv", "line 1"),
+    ("0,1\n1_0,2\n", "filesource_bad_csv", "line 2"),
+    ("0,1\n-0.5,2\n", "filesource_bad_time", ""),
+    ("0,1\ninf,2\n", "filesource_bad_time", ""),
+])
+def test_bad_csv(tmp_path, text, code, line):
+    (tmp_path / "in.csv").write_text(text)
+    err = error(lambda: played({"FileName": "in.csv"}, base_dir=tmp_path))
+    assert err.code == code and line in err.message and err.block == "src"
+
+
+def test_missing_file(tmp_path):
+    err = error(lambda: played({"FileName": "nope.csv"}, base_dir=tmp_path))
+    assert isinstance(err, nc.DiagramError) and err.code == "file_unreadable"
+
+
+@pytest.mark.parametrize("kind", ["fifo", "directory"])
+def test_not_a_regular_file_never_hangs(tmp_path, kind):
+    if kind == "fifo":
+        os.mkfifo(tmp_path / "in.csv")          # opening it for reading would block a plain open()
+    else:
+        (tmp_path / "in.csv").mkdir()
+    err = error(lambda: played({"FileName": "in.csv"}, base_dir=tmp_path))
+    assert err.code == "file_unreadable"
+
+
+def test_file_over_the_size_limit(tmp_path):
+    (tmp_path / "in.csv").write_text("0,1\n" * 100)
+    err = error(lambda: nc.simulate(source_diagram({"FileName": "in.csv"}), base_dir=tmp_path,
+                                    limits=nc.Limits(max_input_bytes=50)))
+    assert err.code == "file_too_large"
+
+
+def test_file_wider_than_the_width_limit(tmp_path):
+    (tmp_path / "in.csv").write_text("0," + ",".join(["1"] * 20) + "\n")
+    err = error(lambda: nc.simulate(source_diagram({"FileName": "in.csv"}), base_dir=tmp_path,
+                                    limits=nc.Limits(max_width=10)))
+    assert err.code == "too_wide"
+
+
+def test_injected_width_over_the_limit_fails_before_allocating():
+    err = error(lambda: played({"times": [0], "values": [1], "width": 1e12}))
+    assert err.code == "too_wide" and err.block == "src"
+
+
+def test_without_a_base_directory_no_file_is_read(tmp_path):
+    (tmp_path / "in.csv").write_text("0,1\n")
+    err = error(lambda: played({"FileName": str(tmp_path / "in.csv")}))
+    assert isinstance(err, nc.DiagramError) and err.code == "file_access_disabled"
+
+
+# ----------------------------------------------------------------------------- confinement
+
+@pytest.fixture
+def jail(tmp_path):
+    """base/ (allowed) and outside/secret.csv next to it."""
+    base, outside = tmp_path / "base", tmp_path / "outside"
+    base.mkdir()
+    outside.mkdir()
+    (outside / "secret.csv").write_text("0,42\n")
+    (base / "ok.csv").write_text("0,1\n")
+    return base, outside
+
+
+@pytest.mark.parametrize("name", ["../outside/secret.csv", "sub/../../outside/secret.csv", "..", ".",
+                                  "ABSOLUTE"])
+def test_escapes_are_refused(jail, name):
+    base, outside = jail
+    (base / "sub").mkdir(exist_ok=True)
+    if name == "ABSOLUTE":
+        name = str(outside / "secret.csv")
+    err = error(lambda: played({"FileName": name}, base_dir=base))
+    assert isinstance(err, nc.DiagramError) and err.code == "path_outside_base"
+    assert err.block == "src" and err.path == "/blocks/0/params/FileName"
+
+
+def test_symlink_out_of_the_base_is_refused(jail):
+    base, outside = jail
+    os.symlink(outside / "secret.csv", base / "link.csv")
+    os.symlink(outside, base / "linkdir")
+    for name in ("link.csv", "linkdir/secret.csv"):
+        err = error(lambda: played({"FileName": name}, base_dir=base))
+        assert err.code == "path_outside_base"
+
+
+def test_symlink_inside_the_base_and_inner_dotdot_are_fine(jail):
+    base, _ = jail
+    (base / "sub").mkdir()
+    os.symlink(base / "ok.csv", base / "sub" / "alias.csv")
+    for name in ("sub/alias.csv", "sub/../ok.csv", "./ok.csv"):
+        y, _ = played({"FileName": name}, base_dir=base, duration=0.1)
+        assert y[:, 0].tolist() == [1, 1]
+
+
+def test_a_symlinked_base_directory_is_its_target(jail, tmp_path):
+    base, _ = jail
+    os.symlink(base, tmp_path / "alias")
+    y, _ = played({"FileName": "ok.csv"}, base_dir=tmp_path / "alias", duration=0.1)
+    assert y[:, 0].tolist() == [1, 1]
+
+
+def test_missing_base_directory(tmp_path):
+    err = error(lambda: played({"FileName": "x.csv"}, base_dir=tmp_path / "nope"))
+    assert err.code == "bad_base_dir"
+
+
+@pytest.mark.parametrize("name", ["../escape.csv", "ABSOLUTE", "linkdir/x.csv", "link.csv"])
+def test_sink_escapes_are_refused_and_nothing_is_written(jail, name):
+    base, outside = jail
+    os.symlink(outside, base / "linkdir")
+    os.symlink(outside / "secret.csv", base / "link.csv")
+    if name == "ABSOLUTE":
+        name = str(outside / "x.csv")
+    err = error(lambda: nc.simulate(sink_diagram(blk("s", "constant", Value=1), name), base_dir=base))
+    assert err.code == "path_outside_base" and err.block == "fs"
+    assert sorted(p.name for p in outside.iterdir()) == ["secret.csv"]
+    assert (outside / "secret.csv").read_text() == "0,42\n"
+    assert not (base.parent / "escape.csv").exists()

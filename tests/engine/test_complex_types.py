@@ -17,8 +17,8 @@ from nflow_compat.blocks import NOT_RUNNABLE, REAL_ONLY, REGISTRY, ComplexSuppor
 from nflow_compat.manifests import block_types
 from nflow_compat.signals import BusLayout, Shaped
 
-from tests.util import blk, diagram, record, wire
-from tests.blocks.test_complex import const, run, z_source
+from tests.util import blk, constant, diagram, record, wire
+from tests.complex_signals import run_blocks, z_source
 
 # nflow's table: builders make complex from real parts, extractors (and abs) take complex
 # and give real, these pass it on (complex out iff a complex input), convert / matmul take
@@ -78,9 +78,9 @@ def _case(block, *others, z=(3 + 4j,)):
     conns += [wire("z", "b", 0, 0), wire("b", "w")]
     for port, v in enumerate(others, start=1):
         if v is not None:
-            blocks.append(const(f"e{port}", v))
+            blocks.append(constant(f"e{port}", v))
             conns.append(wire(f"e{port}", "b", 0, port))
-    return first_row(run(blocks, conns)["workspace"]["y"])
+    return first_row(run_blocks(blocks, conns)["workspace"]["y"])
 
 
 # type: (block, constants on inputs 1, 2..., the complex input 0, output 0 at t = 0)
@@ -107,13 +107,13 @@ def test_pass_on_types_compute_on_complex_inputs(name):
 
 def test_pass_on_types_take_complex_on_any_port():
     blocks, conns = z_source(0.0, 2.0)
-    blocks += [const("c", 6.0), blk("b", "divide"), record()]
+    blocks += [constant("c", 6.0), blk("b", "divide"), record()]
     conns += [wire("c", "b", 0, 0), wire("z", "b", 0, 1), wire("b", "w")]
-    assert first_row(run(blocks, conns)["workspace"]["y"]) == [-3j]        # 6 / 2j
+    assert first_row(run_blocks(blocks, conns)["workspace"]["y"]) == [-3j]        # 6 / 2j
     blocks, conns = z_source(1.0, 1.0)
-    blocks += [const("c", 5.0), const("k", 1.0), blk("b", "switch"), record()]
+    blocks += [constant("c", 5.0), constant("k", 1.0), blk("b", "switch"), record()]
     conns += [wire("c", "b", 0, 0), wire("k", "b", 0, 1), wire("z", "b", 0, 2), wire("b", "w")]
-    assert first_row(run(blocks, conns)["workspace"]["y"]) == [5]           # the top (real) branch
+    assert first_row(run_blocks(blocks, conns)["workspace"]["y"]) == [5]           # the top (real) branch
 
 
 def _real_out(block, *others, z=(3 + 4j,)):
@@ -125,9 +125,9 @@ def _real_out(block, *others, z=(3 + 4j,)):
     blocks += [block, blk("sat", "saturation", UpperLimit=100.0, LowerLimit=-100.0), record()]
     conns += [wire("z", "b", 0, 0), wire("b", "sat"), wire("sat", "w")]
     for port, v in enumerate(others, start=1):
-        blocks.append(const(f"e{port}", v))
+        blocks.append(constant(f"e{port}", v))
         conns.append(wire(f"e{port}", "b", 0, port))
-    return run(blocks, conns)["workspace"]["y"][0]
+    return run_blocks(blocks, conns)["workspace"]["y"][0]
 
 
 def test_to_real_types_compute_and_give_real_outputs():
@@ -146,14 +146,14 @@ def test_second_outputs_of_extractors_are_real_too():
                record()]
     conns += [wire("z", "b"), wire("b", "sat", 1, 0), wire("sat", "w")]
     assert math.atan2(4, 3) > 0.5
-    assert run(blocks, conns)["workspace"]["y"][0] == [0.5]
+    assert run_blocks(blocks, conns)["workspace"]["y"][0] == [0.5]
 
 
 def test_recorders_take_complex_inputs():
     blocks, conns = z_source([1.0, 2.0], [-1.0, 0.5])
     blocks += [blk("t", "terminator"), record()]
     conns += [wire("z", "t"), wire("z", "w")]
-    assert run(blocks, conns)["workspace"]["y"]["imag"][0] == [-1.0, 0.5]
+    assert run_blocks(blocks, conns)["workspace"]["y"]["imag"][0] == [-1.0, 0.5]
 
 
 # ----------------------------------------------------------------------------- refusing types
@@ -196,7 +196,7 @@ def test_the_multiport_switch_control_and_the_sum_of_elements_refuse_complex():
     # part of a sum): nflow refuses them when the diagram is compiled, and so does this
     for type_name, port in (("multiportSwitch", 0), ("sumElements", 0), ("demux", 0), ("assignment", 1)):
         blocks, conns = z_source(1.0, 2.0)
-        blocks += [const("r", [1.0, 2.0]), blk("b", type_name)]
+        blocks += [constant("r", [1.0, 2.0]), blk("b", type_name)]
         conns += [wire("z", "b", 0, port)] + ([wire("r", "b", 0, 0)] if port else [])
         err = compile_error(blocks, conns)
         assert err.code == "complex_not_supported" and f"its input {port} comes from 'z'" in err.message
@@ -237,7 +237,7 @@ def test_complex_signals_leave_a_subsystem_through_its_output_port():
     blocks, conns = z_source(1.0, 2.0)
     blocks += [blk("sub", "subsystem", subsystem=body, externalInputs=["in1"], externalOutputs=["out1"]), record()]
     conns += [wire("z", "sub"), wire("sub", "w")]
-    assert first_row(run(blocks, conns)["workspace"]["y"]) == [2 + 4j]
+    assert first_row(run_blocks(blocks, conns)["workspace"]["y"]) == [2 + 4j]
     blocks[-1] = blk("sat", "saturation")
     conns[-1] = wire("sub", "sat")
     err = compile_error(blocks, conns)
@@ -249,7 +249,7 @@ def test_goto_from_routes_carry_the_complex_flag():
     blocks += [blk("to", "labelSink", GotoTag="A"), blk("from", "labelSource", GotoTag="A"), blk("g", "gain", Gain=3.0),
                record()]
     conns += [wire("z", "to"), wire("from", "g"), wire("g", "w")]
-    y = run(blocks, conns)["workspace"]["y"]          # the route copies in OUTPUT: the previous step's value
+    y = run_blocks(blocks, conns)["workspace"]["y"]          # the route copies in OUTPUT: the previous step's value
     assert first_row(y) == [0] and complex(y["real"][1][0], y["imag"][1][0]) == 3 + 6j
     blocks[-2] = blk("g", "sign")
     err = compile_error(blocks, conns)
@@ -257,16 +257,16 @@ def test_goto_from_routes_carry_the_complex_flag():
         err.message
     # the last labelSink with the tag is the one read: a real one declared later clears the flag
     blocks.insert(-2, blk("to2", "labelSink", GotoTag="A"))
-    blocks.append(const("r", 1.0))
+    blocks.append(constant("r", 1.0))
     conns.append(wire("r", "to2"))
-    assert run(blocks, conns)["workspace"]["y"][1] == [1.0]
+    assert run_blocks(blocks, conns)["workspace"]["y"][1] == [1.0]
 
 
 def test_real_signals_through_the_same_blocks_compile():
-    blocks = [const("c", 2.0), blk("g", "gain"), blk("cj", "conjugate"), blk("sat", "saturation", UpperLimit=9.0),
+    blocks = [constant("c", 2.0), blk("g", "gain"), blk("cj", "conjugate"), blk("sat", "saturation", UpperLimit=9.0),
               record()]
     conns = [wire("c", "g"), wire("g", "cj"), wire("cj", "sat"), wire("sat", "w")]
-    assert run(blocks, conns)["workspace"]["y"] == [[4.0], [4.0]]
+    assert run_blocks(blocks, conns)["workspace"]["y"] == [[4.0], [4.0]]
 
 
 def test_a_complex_algebraic_loop_settles():
@@ -274,7 +274,7 @@ def test_a_complex_algebraic_loop_settles():
     blocks, conns = z_source(1.0, -2.0)
     blocks += [blk("sum", "sum", Inputs="++", inputs=2), blk("g", "gain", Gain=0.5), record()]
     conns += [wire("z", "sum", 0, 0), wire("g", "sum", 0, 1), wire("sum", "g"), wire("sum", "w")]
-    y = first_row(run(blocks, conns)["workspace"]["y"])
+    y = first_row(run_blocks(blocks, conns)["workspace"]["y"])
     assert abs(y[0] - (2 - 4j)) < 1e-9
 
 
@@ -294,7 +294,7 @@ def _raise(exc):
     return fn
 
 
-CHAIN = ([const("c", 1.0), blk("ok", "bias"), blk("bad", "gain"), record()],
+CHAIN = ([constant("c", 1.0), blk("ok", "bias"), blk("bad", "gain"), record()],
          [wire("c", "ok"), wire("ok", "bad"), wire("bad", "w")])
 
 
@@ -338,7 +338,7 @@ def test_the_block_is_found_in_every_phase_and_at_a_later_step(monkeypatch):
 
 def test_a_block_inside_an_algebraic_loop_is_named(monkeypatch):
     _broken(monkeypatch, algebraic=_raise(TypeError("in the loop")))
-    blocks = [const("c", 1.0), blk("s", "sum", Inputs="++", inputs=2), blk("bad", "gain"), record()]
+    blocks = [constant("c", 1.0), blk("s", "sum", Inputs="++", inputs=2), blk("bad", "gain"), record()]
     conns = [wire("c", "s", 0, 0), wire("bad", "s", 0, 1), wire("s", "bad"), wire("s", "w")]
     err = _error(blocks, conns)
     assert err.block == "bad" and "TypeError: in the loop" in err.message
@@ -393,20 +393,20 @@ def test_a_compile_bug_outside_the_blocks_is_a_typed_error(monkeypatch):
 def _matmul(a_blocks, b_blocks, conns_extra=()):
     blocks = a_blocks + b_blocks + [blk("mm", "matmul"), record()]
     conns = [wire("A", "mm", 0, 0), wire("B", "mm", 0, 1), wire("mm", "w")] + list(conns_extra)
-    return run(blocks, conns)["workspace"]["y"][0]
+    return run_blocks(blocks, conns)["workspace"]["y"][0]
 
 
 def test_constant_matrices_multiply_without_declared_dims():
     # [1 2 3; 4 5 6] * [1 2; 3 4; 5 6] = [22 28; 49 64], column-major [22 49 28 64]
-    assert _matmul([const("A", [[1, 2, 3], [4, 5, 6]])], [const("B", [[1, 2], [3, 4], [5, 6]])]) == [22, 49, 28, 64]
+    assert _matmul([constant("A", [[1, 2, 3], [4, 5, 6]])], [constant("B", [[1, 2], [3, 4], [5, 6]])]) == [22, 49, 28, 64]
     # the same from a Nelson matrix literal
-    assert _matmul([const("A", "[1 2 3; 4 5 6]")], [const("B", "[1 2; 3 4; 5 6]")]) == [22, 49, 28, 64]
+    assert _matmul([constant("A", "[1 2 3; 4 5 6]")], [constant("B", "[1 2; 3 4; 5 6]")]) == [22, 49, 28, 64]
 
 
 def test_constant_width_rule_carries_dims():
     from nflow_compat.blocks.source import _constant_widths
-    d = nc.validate(diagram([const("m", [[1, 2, 3], [4, 5, 6]]), const("v", [1, 2, 3]), const("s", [[5]]),
-                             const("r", [[1, 2, 3]])], []))
+    d = nc.validate(diagram([constant("m", [[1, 2, 3], [4, 5, 6]]), constant("v", [1, 2, 3]), constant("s", [[5]]),
+                             constant("r", [[1, 2, 3]])], []))
     widths = [_constant_widths(b, [])[0] for b in d.blocks]
     # the params normalizer makes a one-row (or one-column) matrix a plain vector
     assert [getattr(w, "dims", None) for w in widths] == [(2, 3), None, None, None]
@@ -415,12 +415,12 @@ def test_constant_width_rule_carries_dims():
 
 def test_reshape_gives_matrix_dims():
     # a flat 6-vector reshaped to 3x2 (column-major: [1 4; 2 5; 3 6]), times a 2x1 column
-    blocks = [const("v", [1, 2, 3, 4, 5, 6]), blk("A", "reshape", OutputDimensions=[3, 2])]
-    y = _matmul(blocks, [const("B", [[1], [10]])], [wire("v", "A")])
+    blocks = [constant("v", [1, 2, 3, 4, 5, 6]), blk("A", "reshape", OutputDimensions=[3, 2])]
+    y = _matmul(blocks, [constant("B", [[1], [10]])], [wire("v", "A")])
     assert y == [41, 52, 63]
     with pytest.raises(nc.DiagramError) as info:   # 2x3 * 3x2 needs cols(A) = rows(B)
-        _matmul([const("v", [1, 2, 3, 4, 5, 6]), blk("A", "reshape", OutputDimensions=[2, 3])],
-                [const("B", [[1, 2], [3, 4]])], [wire("v", "A")])
+        _matmul([constant("v", [1, 2, 3, 4, 5, 6]), blk("A", "reshape", OutputDimensions=[2, 3])],
+                [constant("B", [[1, 2], [3, 4]])], [wire("v", "A")])
     assert "matrix product dimension mismatch: [2x3] * [2x2]" in info.value.message
 
 
@@ -438,26 +438,26 @@ def test_a_one_member_bus_in_a_feedback_loop_through_a_unit_delay_in_every_order
     conns = [wire("cnt", "bc"), wire("bc", "ba", 0, 0), wire("inc", "ba", 0, 1), wire("ba", "d"), wire("d", "s"),
              wire("s", "inc"), wire("ba", "w")]
     for order in itertools.permutations(_bus_counter_parts()):
-        y = run([const("cnt", 0.0)] + list(order) + [record()], conns, duration=0.3)["workspace"]["y"]
+        y = run_blocks([constant("cnt", 0.0)] + list(order) + [record()], conns, duration=0.3)["workspace"]["y"]
         assert y == [[1.0], [2.0], [3.0], [4.0]], [b["id"] for b in order]
 
 
 def test_unit_delay_keeps_a_one_member_bus():
-    blocks = [const("c", 5.0), blk("bc", "busCreator", MemberNames=["only"], inputs=1), blk("d", "unitDelay"),
+    blocks = [constant("c", 5.0), blk("bc", "busCreator", MemberNames=["only"], inputs=1), blk("d", "unitDelay"),
               blk("s", "busSelector", SelectedSignals=["only"], outputs=1), record()]
     conns = [wire("c", "bc"), wire("bc", "d"), wire("d", "s"), wire("s", "w")]
-    assert run(blocks, conns)["workspace"]["y"] == [[0.0], [5.0]]
+    assert run_blocks(blocks, conns)["workspace"]["y"] == [[0.0], [5.0]]
 
 
 def test_matrix_dims_reach_a_unit_delay_seeded_with_a_plain_width():
     # x(k+1) = A x(k), x a 2x2 matrix held by a unitDelay declared first (so the width pass
     # seeds it with its InitialCondition's plain width 4); its output times C needs the dims
-    blocks = [blk("d", "unitDelay", InitialCondition=[1, 2, 3, 4]), const("A", [[0, 1], [1, 0]]),
-              blk("mm", "matmul", BDimensions=[2, 2]), const("C", [[1, 0], [0, 2]]), blk("mm2", "matmul"),
+    blocks = [blk("d", "unitDelay", InitialCondition=[1, 2, 3, 4]), constant("A", [[0, 1], [1, 0]]),
+              blk("mm", "matmul", BDimensions=[2, 2]), constant("C", [[1, 0], [0, 2]]), blk("mm2", "matmul"),
               record()]
     conns = [wire("A", "mm", 0, 0), wire("d", "mm", 0, 1), wire("mm", "d"), wire("d", "mm2", 0, 0),
              wire("C", "mm2", 0, 1), wire("mm2", "w")]
-    y = run(blocks, conns, duration=0.1)["workspace"]["y"]
+    y = run_blocks(blocks, conns, duration=0.1)["workspace"]["y"]
     # x0 = [1 3; 2 4] -> x0*C = [1 6; 2 8]; x1 = A x0 = [2 4; 1 3] -> x1*C = [2 8; 1 6]
     assert y == [[1, 2, 6, 8], [2, 1, 8, 6]]
 
@@ -472,7 +472,7 @@ def test_shaped_and_bus_widths_print_as_their_count():
 
 
 def test_width_messages_print_counts():
-    blocks = [const("A", [[1, 2, 3], [4, 5, 6]]), const("b", [1, 2]), blk("s", "sum", inputs=2)]
+    blocks = [constant("A", [[1, 2, 3], [4, 5, 6]]), constant("b", [1, 2]), blk("s", "sum", inputs=2)]
     err = compile_error(blocks, [wire("A", "s", 0, 0), wire("b", "s", 0, 1)])
     assert err.code == "width_mismatch" and "Shaped" not in err.message and "width 6" in err.message
 

@@ -1,6 +1,10 @@
-"""The pipe tool and the Python entry points share one path (docs/CONTRACT.md §1, §4, §5)."""
+"""The pipe tool and the Python entry points share one path (docs/CONTRACT.md §1, §4, §5), and
+the CLI's base directory for fileSource / fileSink (the diagram file's directory, the current
+one for the pipe, or --base-dir)."""
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import orjson
 import pytest
@@ -113,8 +117,6 @@ def test_blocks_lists_only_what_runs(capsys):
     assert "modelica" not in types
 
 
-
-
 def test_internal_errors_are_still_typed(monkeypatch, capsys):
     import nflow_compat.api as api
 
@@ -140,3 +142,59 @@ def test_result_shape(fmt):
         assert value["signals"] == {"values": [[1.0, 2.0], [1.0, 2.0]], "dimensions": 2, "label": ""}
         assert value["blockName"] == "w"
         assert value["time"] == ([0.0, 0.1] if fmt == "Structure With Time" else [])
+
+
+# ----------------------------------------------------------------------------- the CLI's base directory
+
+def _cli(args, cwd, stdin=None):
+    return subprocess.run([sys.executable, "-m", "nflow_compat", *args], cwd=cwd, input=stdin,
+                          capture_output=True, timeout=120, env=dict(os.environ, PYTHONPATH=str(Path.cwd())))
+
+
+def _io_diagram():
+    return diagram([blk("src", "fileSource", FileName="in.csv"), blk("fs", "fileSink", FileName="out.csv"),
+                    record()], [wire("src", "fs"), wire("src", "w")], duration=0.3)
+
+
+def test_run_uses_the_diagrams_directory(tmp_path):
+    project, elsewhere = tmp_path / "project", tmp_path / "elsewhere"
+    project.mkdir()
+    elsewhere.mkdir()
+    (project / "d.json").write_bytes(orjson.dumps(_io_diagram()))
+    (project / "in.csv").write_text("0,5\n0.2,6\n")
+    out = _cli(["run", str(project / "d.json")], cwd=elsewhere)
+    assert out.returncode == 0, out.stderr
+    assert orjson.loads(out.stdout)["workspace"]["y"] == [[5.0], [5.0], [6.0], [6.0]]
+    assert (project / "out.csv").read_text() == "t,fs\n0,5\n0.1,5\n0.2,6\n0.3,6\n"
+    assert list(elsewhere.iterdir()) == []
+
+
+def test_pipe_uses_the_current_directory(tmp_path):
+    (tmp_path / "in.csv").write_text("0,1\n")
+    out = _cli([], cwd=tmp_path, stdin=orjson.dumps(_io_diagram()))
+    assert out.returncode == 0, out.stderr
+    assert (tmp_path / "out.csv").read_text().startswith("t,fs\n0,1\n")
+
+
+def test_base_dir_option(tmp_path):
+    data, cwd = tmp_path / "data", tmp_path / "cwd"
+    data.mkdir()
+    cwd.mkdir()
+    (data / "in.csv").write_text("0,3\n")
+    out = _cli(["--base-dir", str(data)], cwd=cwd, stdin=orjson.dumps(_io_diagram()))
+    assert out.returncode == 0, out.stderr
+    assert (data / "out.csv").read_text() == "t,fs\n0,3\n0.1,3\n0.2,3\n0.3,3\n"
+    (cwd / "d.json").write_bytes(orjson.dumps(_io_diagram()))
+    out = _cli(["run", "d.json", "--base-dir", str(data)], cwd=cwd)
+    assert out.returncode == 0 and orjson.loads(out.stdout)["workspace"]["y"][0] == [3.0]
+
+
+def test_cli_escape_is_exit_2(tmp_path):
+    d = _io_diagram()
+    d["blocks"][0]["params"]["FileName"] = "../in.csv"
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "in.csv").write_text("0,1\n")
+    (tmp_path / "sub" / "d.json").write_bytes(orjson.dumps(d))
+    out = _cli(["run", "sub/d.json"], cwd=tmp_path)
+    assert out.returncode == 2 and orjson.loads(out.stdout)["error"]["code"] == "path_outside_base"
+    assert not (tmp_path / "sub" / "out.csv").exists()

@@ -28,7 +28,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, event, given, settings
 
-from tests.system import fuzz
+from tests import fuzz
 
 TOTAL = int(os.environ.get("NFLOW_FUZZ_EXAMPLES", "0") or 0)
 FULL = TOTAL > 0

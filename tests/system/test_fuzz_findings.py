@@ -23,7 +23,7 @@ import orjson
 import pytest
 
 import nflow_compat as nc
-from tests.system import fuzz
+from tests import fuzz
 from tests.util import blk, diagram, record, wire
 
 # Each of these answers in milliseconds now; before the fixes the hangs ran for minutes.

@@ -38,7 +38,7 @@ from nflow_compat.blocks import supported_types
 from nflow_compat.manifests import block_types
 from tests.goldens import fixture_paths
 
-FIXTURES_DIR = Path(__file__).resolve().parents[2] / "fixtures"
+FIXTURES_DIR = Path(__file__).resolve().parent.parent / "fixtures"
 PACKAGE_DIR = Path(nc.__file__).resolve().parent
 CASE_BUDGET_S = 5.0
 # Small limits keep every case short: 2000 grid samples, 10k internal solver steps (a physical
