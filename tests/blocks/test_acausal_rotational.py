@@ -1,7 +1,8 @@
-"""EMF / TranslationalEMF: an ideal electromechanical transducer between a circuit and a
-shaft (MSL RotationalEMF / TranslationalEMF): ``v_p - v_n = k*w``, the shaft receives
-``k*i``. The electrical pins ``p``/``n`` are real electrical pins; the closed forms below
-are those of a DC motor (``L i' = V - R i - k w``, ``J w' = k i``)."""
+"""acausal_rotational: EMF and its translational twin TranslationalEMF (tested side by side),
+an ideal electromechanical transducer between a circuit and a shaft (MSL RotationalEMF /
+TranslationalEMF): ``v_p - v_n = k*w``, the shaft receives ``k*i``. The electrical pins
+``p``/``n`` are real electrical pins; the closed forms below are those of a DC motor
+(``L i' = V - R i - k w``, ``J w' = k i``). And a clutch chain conserves angular momentum."""
 from __future__ import annotations
 
 import math
@@ -13,7 +14,7 @@ from hypothesis import strategies as st
 from scipy.linalg import expm
 
 import nflow_compat as nc
-from tests.util import blk, diagram, pin, rec
+from tests.util import blk, diagram, pin, rec, wire
 
 ROT = {"inertia": ("Inertia", "J", "w0"), "emf": "EMF", "speed": "RotSpeedSensor"}
 TRANS = {"inertia": ("Mass", "m", "v0"), "emf": "TranslationalEMF", "speed": "SpeedSensor"}
@@ -113,3 +114,27 @@ def test_an_emf_on_a_massless_shaft_is_an_algebraic_loop():
     with pytest.raises(nc.SimulationError) as err:
         nc.simulate(diagram(blocks, conns, solver="ode45"))
     assert err.value.code in ("emf_algebraic_loop", "massless_node", "singular_island")
+
+
+# ----------------------------------------------------------------------------- Clutch
+
+def column(result, name):
+    return np.asarray(result["workspace"][name], dtype=float)[:, 0]
+
+
+@settings(max_examples=8, deadline=None)
+@given(w1=st.floats(-10, 10), w2=st.floats(-10, 10), j1=st.floats(0.2, 3), j2=st.floats(0.2, 3),
+       freq=st.floats(0.1, 2), peak=st.floats(1, 2))
+def test_a_closed_clutch_chain_conserves_angular_momentum(w1, w2, j1, j2, freq, peak):
+    blocks = [blk("fn", "sine", Amplitude=1, Frequency=freq, Phase=1.0), blk("c", "Clutch", fn_max=5, peak=peak),
+              blk("J1", "Inertia", J=j1, w0=w1), blk("J2", "Inertia", J=j2, w0=w2),
+              blk("s1", "RotSpeedSensor"), blk("s2", "RotSpeedSensor")]
+    conns = [wire("fn", "c"), pin("J1", "flange", "c", "a"), pin("c", "b", "J2", "flange"),
+             pin("s1", "flange", "J1", "flange"), pin("s2", "flange", "J2", "flange")]
+    for s, n in (("s1", "w1"), ("s2", "w2")):
+        b, c = rec(s, n)
+        blocks += b
+        conns += c
+    res = nc.simulate(diagram(blocks, conns, dt=0.02, duration=2.0, solver="ode45"))
+    momentum = j1 * column(res, "w1") + j2 * column(res, "w2")
+    assert np.allclose(momentum, j1 * w1 + j2 * w2, atol=1e-9 * (1 + abs(j1 * w1) + abs(j2 * w2)))

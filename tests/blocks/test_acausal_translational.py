@@ -1,4 +1,5 @@
-"""Laws of the mechanical blocks, checked through whole diagrams (simulate)."""
+"""acausal_translational: laws of the translational blocks (end stops, the brake) and the
+order independence of an MSL friction diagram, checked through whole diagrams (simulate)."""
 import random
 
 import numpy as np
@@ -6,15 +7,7 @@ from hypothesis import assume, given, settings, strategies as st
 
 import nflow_compat as nc
 from tests import goldens
-from tests.util import blk, diagram, wire
-
-
-def pin(a, ap, b, bp):
-    return {"from": a, "fromPin": ap, "to": b, "toPin": bp}
-
-
-def rec(sensor, name):
-    return [blk("rec_" + name, "toWorkspace", VariableName=name, SaveFormat="Array")], [wire(sensor, "rec_" + name)]
+from tests.util import blk, diagram, pin, rec, wire
 
 
 def column(result, name):
@@ -87,21 +80,3 @@ def test_a_brake_never_adds_energy(v0, fn, mu, m):
     rest = np.nonzero(np.abs(v) < 1e-12)[0]
     if rest.size:
         assert np.all(np.abs(v[rest[0]:]) < 1e-9)
-
-
-@settings(max_examples=8, deadline=None)
-@given(w1=st.floats(-10, 10), w2=st.floats(-10, 10), j1=st.floats(0.2, 3), j2=st.floats(0.2, 3),
-       freq=st.floats(0.1, 2), peak=st.floats(1, 2))
-def test_a_closed_clutch_chain_conserves_angular_momentum(w1, w2, j1, j2, freq, peak):
-    blocks = [blk("fn", "sine", Amplitude=1, Frequency=freq, Phase=1.0), blk("c", "Clutch", fn_max=5, peak=peak),
-              blk("J1", "Inertia", J=j1, w0=w1), blk("J2", "Inertia", J=j2, w0=w2),
-              blk("s1", "RotSpeedSensor"), blk("s2", "RotSpeedSensor")]
-    conns = [wire("fn", "c"), pin("J1", "flange", "c", "a"), pin("c", "b", "J2", "flange"),
-             pin("s1", "flange", "J1", "flange"), pin("s2", "flange", "J2", "flange")]
-    for s, n in (("s1", "w1"), ("s2", "w2")):
-        b, c = rec(s, n)
-        blocks += b
-        conns += c
-    res = nc.simulate(diagram(blocks, conns, dt=0.02, duration=2.0, solver="ode45"))
-    momentum = j1 * column(res, "w1") + j2 * column(res, "w2")
-    assert np.allclose(momentum, j1 * w1 + j2 * w2, atol=1e-9 * (1 + abs(j1 * w1) + abs(j2 * w2)))

@@ -11,13 +11,9 @@ import pytest
 
 import nflow_compat as nc
 from nflow_compat.errors import DiagramError
-from tests.util import blk, diagram, wire
+from tests.util import blk, diagram, pin, wire
 
 A, W, J = 2.0, 3.0, 0.5
-
-
-def pin(a, ap, b, bp):
-    return {"from": a, "fromPin": ap, "to": b, "toPin": bp}
 
 
 def clutch_drive(fn_max, solver, duration=1.0):
