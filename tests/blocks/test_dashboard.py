@@ -4,9 +4,6 @@ except the resting value on output ports an instance declares. Expected values a
 out by hand on the grid t_k = k*dt."""
 from __future__ import annotations
 
-import math
-
-import numpy as np
 import orjson
 import pytest
 from hypothesis import given, settings

@@ -23,7 +23,7 @@ from nflow_compat.api import validate
 from nflow_compat.engine import vectorize
 from nflow_compat.engine.plan import Plan
 from tests import goldens
-from tests.engine.test_groups import port_in, port_out, sub
+from tests.subsystem_bodies import minimal_port_in, minimal_port_out, minimal_sub
 from tests.util import blk, diagram, record, wire
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -170,11 +170,11 @@ def test_an_error_in_inlined_code_names_its_block_and_step():
 
 def test_subsystems_keep_their_blocks_in_their_own_calls():
     # an enabled subsystem whose gain and delay run only while a vectorized pulse is on
-    body = [port_in(), blk("k", "gain", Gain=3.0), blk("z", "unitDelay"), blk("add", "sum", Inputs="++", inputs=2),
-            port_out()]
+    body = [minimal_port_in(), blk("k", "gain", Gain=3.0), blk("z", "unitDelay"),
+            blk("add", "sum", Inputs="++", inputs=2), minimal_port_out()]
     conns = [wire("in1", "k"), wire("k", "add"), wire("z", "add", 0, 1), wire("add", "z"), wire("add", "out1")]
     d = diagram([blk("src", "sine", Frequency=2.0), blk("p", "pulse", Amplitude=1, Period=0.3, Width=50),
-                 sub("en", body, conns, controlPort={"kind": "enable"}), record()],
+                 minimal_sub("en", body, conns, controlPort={"kind": "enable"}), record()],
                 [wire("src", "en"), wire("p", "en", 0, 1), wire("en", "w")], dt=0.01, duration=1.0)
     plan = same_both_ways(d)
     assert plan.program.vector is not None
