@@ -1,8 +1,8 @@
-"""Writes the analytic planar goldens (``fixtures/planar/*.json``) from their closed forms.
+"""Writes the analytic planar goldens (``fixtures/acausal_planar/*.json``) from their closed forms.
 
 Every expected value here comes from a formula (stated in the fixture's ``derivation``);
 nothing runs the simulator. ``python -m tests.blocks.planar_fixtures`` rewrites the files;
-``tests/test_planar.py`` checks that the committed files are what this module gives.
+``tests/blocks/test_acausal_planar.py`` checks that the committed files are what this module gives.
 """
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import numpy as np
 import orjson
 from scipy.special import ellipj, ellipk
 
-FOLDER = Path(__file__).resolve().parents[2] / "fixtures" / "planar"
+FOLDER = Path(__file__).resolve().parents[2] / "fixtures" / "acausal_planar"
 G = 9.81
 TIGHT = {"relTol": 1e-10, "absTol": 1e-12}
 

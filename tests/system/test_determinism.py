@@ -22,8 +22,9 @@ CAUSAL = ["nonlinear/hysteresis_triangle.json", "nonlinear/backlash_triangle.jso
           "continuous/integrator_feedback.json", "logic/logicalOperator_xor_parity.json", "source/chirp_sweep.json",
           "utility/mux_concat.json", "discrete/unitDelay_shift.json", "sink/toWorkspace_structure_with_time.json",
           "math/sum_signs_unconnected.json"]
+MECHANICS = ("acausal_translational", "acausal_rotational")
 NAMES = sorted(str(p.relative_to(FIXTURES)) for p in FIXTURES.glob("msl/*.json")) + \
-    sorted(str(p.relative_to(FIXTURES)) for p in FIXTURES.glob("mechanics/*.json")) + CAUSAL
+    sorted(str(p.relative_to(FIXTURES)) for folder in MECHANICS for p in FIXTURES.glob(f"{folder}/*.json")) + CAUSAL
 # long reference runs shortened (they keep most of their events)
 DURATION = {"msl/coupled_clutches.json": 1.0, "msl/translational_friction.json": 1.1}
 SHUFFLES = 3
@@ -68,7 +69,7 @@ def _has_physical(d: dict) -> bool:
 
 def test_the_set_covers_msl_mechanics_and_causal_diagrams():
     assert {"msl/coupled_clutches.json", "msl/translational_friction.json"} <= set(NAMES)
-    assert sum(n.startswith("mechanics/") for n in NAMES) >= 8
+    assert sum(n.split("/")[0] in MECHANICS for n in NAMES) >= 8
     assert all((FIXTURES / n).is_file() for n in NAMES)
     # the shortened MSL runs still have their stick-slip events
     assert len(orjson.loads(run(load("msl/coupled_clutches.json"))["events"])) >= 5
@@ -112,7 +113,7 @@ def test_physical_connections_are_undirected(name):
 
 
 @pytest.mark.parametrize("name", ["msl/coupled_clutches.json", "msl/translational_friction.json",
-                                  "mechanics/brake_stops_mass.json", "nonlinear/hysteresis_triangle.json"])
+                                  "acausal_translational/brake_stops_mass.json", "nonlinear/hysteresis_triangle.json"])
 def test_independent_of_the_interpreter_hash_seed(name):
     """Set and dict-of-str iteration order changes with PYTHONHASHSEED; results must not."""
     d = load(name)

@@ -13,7 +13,7 @@ frame) is collected with the smallest input that showed it, every case still run
 ``test_no_crashes_found`` fails at the end listing them (reproducers are written under
 ``NFLOW_FUZZ_FINDINGS``, default ``$TMPDIR/nflow-fuzz-findings``). ``NFLOW_FUZZ_SHRINK=1``
 instead fails at the first crash and lets Hypothesis shrink it to a minimal example. Each
-crash found gets a minimal reproducer in ``tests/test_fuzz_findings.py``.
+crash found gets a minimal reproducer in ``tests/system/test_fuzz_findings.py``.
 """
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Minimal reproducers of the crashes and hangs the fuzzer (tests/test_fuzz.py) found.
+"""Minimal reproducers of the crashes and hangs the fuzzer (tests/system/test_fuzz.py) found.
 
 Each states the contract of docs/CONTRACT.md §5 for its input: an NFlowError with a code and a message
 (or a clean result) - never another exception, never a hang. A finding that is still open

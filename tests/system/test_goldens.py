@@ -4,7 +4,7 @@ import pytest
 from tests import goldens
 
 ALL = goldens.fixture_paths()
-PATHS = [p for p in ALL if "expect" in goldens.load(p)]   # MSL tube fixtures: tests/test_msl_fixtures.py
+PATHS = [p for p in ALL if "expect" in goldens.load(p)]   # MSL tube fixtures: tests/system/test_msl_fixtures.py
 
 
 @pytest.mark.parametrize("path", PATHS, ids=[str(p.relative_to(goldens.ROOT)) for p in PATHS])
