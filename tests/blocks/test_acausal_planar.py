@@ -45,7 +45,8 @@ def motion(blocks, wires, body, axes=("x", "y")):
 def test_the_planar_goldens_are_their_closed_forms():
     for name, make in planar_fixtures.FIXTURES.items():
         path = planar_fixtures.FOLDER / f"{name}.json"
-        assert path.read_bytes() == planar_fixtures.encode(make()), f"{path}: run python -m tests.blocks.planar_fixtures"
+        assert path.read_bytes() == planar_fixtures.encode(make()), \
+            f"{path}: run python -m tests.blocks.planar_fixtures"
 
 
 @pytest.mark.parametrize("solver", SOLVERS)

@@ -15,7 +15,7 @@ from hypothesis import assume, given, settings, strategies as st
 import nflow_compat as nc
 from nflow_compat.engine import continuous as engine
 from nflow_compat.errors import DiagramError, SimulationError
-from tests.blocks.test_discrete import column_array, play, vec_ramp, vec_wires
+from tests.blocks.sequences import column_array, play, vec_ramp, vec_wires
 from tests.util import blk, diagram, record, run, trace, wire
 
 DT = 0.1

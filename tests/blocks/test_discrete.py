@@ -9,38 +9,10 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import nflow_compat as nc
+from tests.blocks.sequences import column, column_array, drive_sequence, play, vec_ramp, vec_wires
 from tests.util import blk, diagram, record, run, trace, wire
 
 DT = 0.1
-
-
-def play(values, id="seq", dt=DT):
-    """(blocks, connections) whose block ``id`` outputs ``values[k]`` at sample k: a
-    constant for the first value plus one scaled step per change, summed. Exact for
-    integers and halves."""
-    blocks = [blk(f"{id}_0", "constant", Value=values[0])]
-    conns, terms = [], [f"{id}_0"]
-    for k in range(1, len(values)):
-        delta = values[k] - values[k - 1]
-        if delta:
-            blocks += [blk(f"{id}_s{k}", "step", Time=(k - 0.5) * dt), blk(f"{id}_g{k}", "gain", Gain=delta)]
-            conns.append(wire(f"{id}_s{k}", f"{id}_g{k}"))
-            terms.append(f"{id}_g{k}")
-    blocks.append(blk(id, "sum", inputs=len(terms), Inputs="+" * len(terms)))
-    conns += [wire(t, id, 0, j) for j, t in enumerate(terms)]
-    return blocks, conns
-
-
-def drive(block, values, dt=DT):
-    """Record ``block`` (id 'b') fed by a sequence; returns the N x W output."""
-    blocks, conns = play(values, dt=dt)
-    d = diagram(blocks + [block, record()], conns + [wire("seq", "b"), wire("b", "w")],
-                dt=dt, duration=(len(values) - 1) * dt)
-    return trace(d)
-
-
-def column(block, values):
-    return drive(block, values)[:, 0].tolist()
 
 
 def test_play_helper_reproduces_its_sequence():
@@ -128,7 +100,7 @@ def test_zoh_with_sample_time_at_or_below_the_step_passes_the_input():
 def test_zoh_default_sample_time_is_the_manifest_one():
     # SampleTime defaults to 0.1 (manifest): on a 0.05 grid it holds every other sample
     values = [1, 2, 3, 4, 5]
-    assert drive(blk("b", "zoh"), values, dt=0.05)[:, 0].tolist() == [1, 1, 3, 3, 5]
+    assert drive_sequence(blk("b", "zoh"), values, dt=0.05)[:, 0].tolist() == [1, 1, 3, 3, 5]
 
 
 def test_zoh_is_feedthrough_at_a_hit_even_when_declared_before_its_source():
@@ -291,19 +263,6 @@ FAST = settings(max_examples=30, deadline=None)
 ints = st.integers(-8, 8)
 
 
-def vec_ramp(slopes):
-    """Blocks making 'g' = [s0 t, s1 t, ...] from ramps and a mux (no vector gain needed)."""
-    return [blk(f"r{i}", "ramp", slope=s) for i, s in enumerate(slopes)] + [blk("g", "mux", inputs=len(slopes))]
-
-
-def vec_wires(slopes):
-    return [wire(f"r{i}", "g", 0, i) for i in range(len(slopes))]
-
-
-def column_array(block, values, dt=DT):
-    return drive(block, values, dt=dt)[:, 0]
-
-
 def from_source(block, source, duration=1.0, dt=DT):
     d = diagram([dict(source, id="src"), block, record()], [wire("src", "b"), wire("b", "w")], dt=dt, duration=duration)
     return trace(d)
@@ -374,7 +333,8 @@ def test_dtf_normalizes_by_the_leading_denominator_coefficient():
 def test_dtf_second_order_matches_the_recurrence():
     num, den = [0.5, 0.25, 1], [1, -0.3, 0.2]
     u = [1, -2, 3, 0, 0, 1, 5, -1]
-    assert np.allclose(column_array(blk("b", "dtf", Numerator=num, Denominator=den), u), dtf_reference(num, den, u), atol=1e-12)
+    assert np.allclose(column_array(blk("b", "dtf", Numerator=num, Denominator=den), u), dtf_reference(num, den, u),
+                       atol=1e-12)
 
 
 def test_dtf_holds_between_its_own_hits():

@@ -894,7 +894,7 @@ def test_real_imag_to_complex_broadcasts_and_reads_unconnected_as_zero():
     y = run_blocks(blocks + [record()], conns + [wire("z", "w")])["workspace"]["y"]
     assert y == {"real": [[2, 2]] * 2, "imag": [[1, -1]] * 2}
     y = run_blocks([constant("i", 7.0), blk("z", "realImagToComplex"), record()],
-            [wire("i", "z", 0, 1), wire("z", "w")])["workspace"]["y"]
+                   [wire("i", "z", 0, 1), wire("z", "w")])["workspace"]["y"]
     assert y == {"real": [[0.0]] * 2, "imag": [[7.0]] * 2}
     y = run_blocks([blk("z", "realImagToComplex"), record()], [wire("z", "w")])["workspace"]["y"]
     assert y == {"real": [[0.0]] * 2, "imag": [[0.0]] * 2}
@@ -952,10 +952,10 @@ def test_complex_to_real_imag():
 
 def test_complex_to_real_imag_of_a_real_signal_and_unconnected():
     ws = run_blocks([constant("c", [2.0, -1.0]), blk("b", "complexToRealImag"), record("w0", "p"), record("w1", "q")],
-             [wire("c", "b"), wire("b", "w0", 0, 0), wire("b", "w1", 1, 0)])["workspace"]
+                    [wire("c", "b"), wire("b", "w0", 0, 0), wire("b", "w1", 1, 0)])["workspace"]
     assert ws["p"][0] == [2.0, -1.0] and ws["q"][0] == [0.0, 0.0]
     ws = run_blocks([blk("b", "complexToRealImag"), record("w0", "p"), record("w1", "q")],
-             [wire("b", "w0", 0, 0), wire("b", "w1", 1, 0)])["workspace"]
+                    [wire("b", "w0", 0, 0), wire("b", "w1", 1, 0)])["workspace"]
     assert ws["p"] == [[0.0]] * 2 and ws["q"] == [[0.0]] * 2
 
 
@@ -969,7 +969,7 @@ def test_complex_to_magnitude_angle():
 def test_complex_to_magnitude_angle_of_real_signals():
     # a real input is x + 0j: angle 0, or pi for a negative (and for -0.0: atan2(0, -0) = pi)
     ws = run_blocks([constant("c", [-3.0, 2.0, -0.0]), blk("b", "complexToMagnitudeAngle"), record("w0", "p"),
-              record("w1", "q")], [wire("c", "b"), wire("b", "w0", 0, 0), wire("b", "w1", 1, 0)])["workspace"]
+                     record("w1", "q")], [wire("c", "b"), wire("b", "w0", 0, 0), wire("b", "w1", 1, 0)])["workspace"]
     assert ws["p"][0] == [3.0, 2.0, 0.0]
     assert ws["q"][0] == [math.pi, 0.0, math.pi]
 
@@ -1021,7 +1021,8 @@ def test_conjugate_is_an_involution(re, im):
 @settings(max_examples=40, deadline=None)
 @given(st.floats(min_value=1e-3, max_value=1e6), st.floats(min_value=-3.1, max_value=3.1))
 def test_magnitude_angle_round_trip(m, a):
-    blocks = [constant("m", m), constant("a", a), blk("b", "magnitudeAngleToComplex"), blk("s", "complexToMagnitudeAngle"),
+    blocks = [constant("m", m), constant("a", a), blk("b", "magnitudeAngleToComplex"),
+              blk("s", "complexToMagnitudeAngle"),
               record("w0", "p"), record("w1", "q")]
     conns = [wire("m", "b", 0, 0), wire("a", "b", 0, 1), wire("b", "s"), wire("s", "w0", 0, 0),
              wire("s", "w1", 1, 0)]
@@ -1087,7 +1088,7 @@ def test_divide_complex_tiny_denominator_is_plus_1e_300_whatever_its_sign():
 
 def test_divide_real_tiny_denominator_still_keeps_its_sign():
     y = run_blocks([constant("n", 1.0), constant("d", -1e-301), blk("b", "divide"), record()],
-            [wire("n", "b", 0, 0), wire("d", "b", 0, 1), wire("b", "w")])["workspace"]["y"]
+                   [wire("n", "b", 0, 0), wire("d", "b", 0, 1), wire("b", "w")])["workspace"]["y"]
     assert y[0] == [1 / -1e-300]
 
 

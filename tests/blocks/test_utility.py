@@ -20,7 +20,7 @@ from nflow_compat.blocks import load_all, supported_types
 from nflow_compat.diagram import parse
 from nflow_compat.errors import DiagramError
 from nflow_compat.signals import INTEGER_RANGES, BusLayout, cast, width_key
-from tests.blocks.test_discrete import play
+from tests.blocks.sequences import play, vec_ramp, vec_wires
 from tests.complex_signals import complex_out, cvalues, run_blocks, z_source
 from tests.util import blk, constant, diagram, record, run, trace, wire
 
@@ -28,7 +28,8 @@ from tests.util import blk, constant, diagram, record, run, trace, wire
 # ----------------------------------------------------------------------------- mux
 
 def test_mux_concatenates_in_port_order():
-    d = diagram([constant("a", [1, 2]), constant("b", 3), constant("c", [4, 5, 6]), blk("m", "mux", inputs=3), record()],
+    d = diagram([constant("a", [1, 2]), constant("b", 3), constant("c", [4, 5, 6]), blk("m", "mux", inputs=3),
+                 record()],
                 [wire("c", "m", 0, 2), wire("a", "m", 0, 0), wire("b", "m", 0, 1), wire("m", "w")], duration=0.1)
     assert trace(d).tolist() == [[1, 2, 3, 4, 5, 6]] * 2
 
@@ -152,7 +153,8 @@ def test_switch_criteria_is_an_exact_string_and_others_run_as_ge_with_a_warning(
 def test_switch_nan_control():
     # NaN compares false except for 'ne'
     for crit, expected in (("ge", 2), ("gt", 2), ("ne", 1)):
-        d = diagram([constant("t", 1), constant("c", "nan"), constant("b", 2), blk("s", "switch", Criteria=crit), record()],
+        d = diagram([constant("t", 1), constant("c", "nan"), constant("b", 2), blk("s", "switch", Criteria=crit),
+                     record()],
                     [wire("t", "s", 0, 0), wire("c", "s", 0, 1), wire("b", "s", 0, 2), wire("s", "w")],
                     duration=0.1)
         assert trace(d)[:, 0].tolist() == [expected] * 2
@@ -168,7 +170,8 @@ def test_switch_unconnected_inputs_read_zero():
 
 
 def test_switch_element_wise_with_broadcast():
-    d = diagram([constant("t", [1, 2, 3]), constant("c", [-1, 0, 1]), constant("b", 9), blk("s", "switch", Criteria="gt"),
+    d = diagram([constant("t", [1, 2, 3]), constant("c", [-1, 0, 1]), constant("b", 9),
+                 blk("s", "switch", Criteria="gt"),
                  record()], [wire("t", "s", 0, 0), wire("c", "s", 0, 1), wire("b", "s", 0, 2), wire("s", "w")],
                 duration=0.1)
     assert trace(d).tolist() == [[9, 9, 3]] * 2
@@ -242,15 +245,6 @@ def test_ported_blocks_are_listed_as_supported():
 FAST = settings(max_examples=30, deadline=None)
 
 
-def vec_ramp(slopes):
-    """Blocks making 'g' = [s0 t, s1 t, ...] from ramps and a mux (no vector gain needed)."""
-    return [blk(f"r{i}", "ramp", slope=s) for i, s in enumerate(slopes)] + [blk("g", "mux", inputs=len(slopes))]
-
-
-def vec_wires(slopes):
-    return [wire(f"r{i}", "g", 0, i) for i in range(len(slopes))]
-
-
 def out(blocks, conns, duration=0.1, **kw):
     return trace(diagram(blocks + [record()], conns, duration=duration, **kw))
 
@@ -322,7 +316,8 @@ def test_selector_picks_and_clamps():
 
 
 def test_selector_default_picks_the_first_element_and_accepts_strings():
-    assert out([constant("c", [10, 20, 30]), blk("s", "selector")], [wire("c", "s"), wire("s", "w")]).tolist() == [[10]] * 2
+    assert out([constant("c", [10, 20, 30]), blk("s", "selector")],
+               [wire("c", "s"), wire("s", "w")]).tolist() == [[10]] * 2
     assert out([constant("c", [10, 20, 30]), blk("s", "selector", Indices="[2 3]")],
                [wire("c", "s"), wire("s", "w")]).tolist() == [[20, 30]] * 2
     # indices round half away from zero: 1.5 -> 2, 2.49 -> 2
@@ -453,7 +448,8 @@ def test_reshape_passes_elements_through():
 
 
 def test_reshape_broadcasts_a_scalar_and_checks_the_count():
-    assert out([constant("c", 7), blk("r", "reshape", OutputDimensions=[3])], [wire("c", "r"), wire("r", "w")]).tolist() \
+    assert out([constant("c", 7), blk("r", "reshape", OutputDimensions=[3])],
+               [wire("c", "r"), wire("r", "w")]).tolist() \
         == [[7, 7, 7]] * 2
     with pytest.raises(DiagramError) as err:
         out([constant("c", [1, 2, 3]), blk("r", "reshape", OutputDimensions=[2, 2])], [wire("c", "r"), wire("r", "w")])
@@ -675,7 +671,8 @@ def test_output_as_bus_packs_the_selection_in_listed_order():
 
 def test_output_as_bus_names_colliding_leaves_by_their_whole_path():
     # {a={x=1}, b={x=2}}: selecting a.x then b.x names the members 'x' and 'b_x' (nflow's rule)
-    blocks = [constant("one", 1), constant("two", 2), creator("a", ["x"]), creator("b", ["x"]), creator("top", ["a", "b"]),
+    blocks = [constant("one", 1), constant("two", 2), creator("a", ["x"]), creator("b", ["x"]),
+              creator("top", ["a", "b"]),
               selector("s", ["a.x", "b.x"], outputs=1, OutputAsBus=True), selector("s2", ["b_x", "x"]),
               record("w1", "bx"), record("w2", "x")]
     conns = [wire("one", "a"), wire("two", "b"), wire("a", "top", 0, 0), wire("b", "top", 0, 1), wire("top", "s"),
@@ -794,7 +791,8 @@ def test_assign_a_nested_member_and_a_whole_sub_bus():
 
 
 def test_assign_on_a_scalar_bus():
-    blocks = [constant("c", 4), constant("r", 6), creator("bc", ["k"]), blk("ba", "busAssignment", AssignedSignals=["k"]),
+    blocks = [constant("c", 4), constant("r", 6), creator("bc", ["k"]),
+              blk("ba", "busAssignment", AssignedSignals=["k"]),
               record()]
     res = sim(blocks, [wire("c", "bc"), wire("bc", "ba"), wire("r", "ba", 0, 1), wire("ba", "w")])
     assert values(res).tolist() == [[6], [6]]

@@ -507,7 +507,8 @@ def _matmul(a_blocks, b_blocks, conns_extra=()):
 
 def test_constant_matrices_multiply_without_declared_dims():
     # [1 2 3; 4 5 6] * [1 2; 3 4; 5 6] = [22 28; 49 64], column-major [22 49 28 64]
-    assert _matmul([constant("A", [[1, 2, 3], [4, 5, 6]])], [constant("B", [[1, 2], [3, 4], [5, 6]])]) == [22, 49, 28, 64]
+    assert _matmul([constant("A", [[1, 2, 3], [4, 5, 6]])],
+                   [constant("B", [[1, 2], [3, 4], [5, 6]])]) == [22, 49, 28, 64]
     # the same from a Nelson matrix literal
     assert _matmul([constant("A", "[1 2 3; 4 5 6]")], [constant("B", "[1 2; 3 4; 5 6]")]) == [22, 49, 28, 64]
 
