@@ -1,7 +1,7 @@
 """Logic library handlers: compareToConstant, compareToZero, intervalTest, intervalTestDynamic,
 relationalOperator, logicalOperator, and, or, xor, not, the bit blocks (bitwiseOperator,
 bitSet, bitClear, extractBits, shiftArithmetic, combinatorialLogic), and the if / switchCase
-blocks on their own (the action subsystems they drive are in tests/test_subsystems.py).
+blocks on their own (the action subsystems they drive are in tests/engine/test_groups.py).
 Outputs are 1.0 / 0.0 floats. Expected bit patterns are worked out with Python integers
 (two's complement masking by hand), never with the package."""
 from __future__ import annotations

@@ -2,7 +2,7 @@
 signalConversion, width, dataStoreMemory / dataStoreWrite / dataStoreRead, selector,
 assignment, reshape, concatenate, comment, the buses (busCreator, busSelector,
 busAssignment), convert, and complex signals through the routing blocks. The conditional
-and iterated subsystems (merge, function calls, iterators) are in tests/test_subsystems.py."""
+and iterated subsystems (merge, function calls, iterators) are in tests/engine/test_groups.py."""
 from __future__ import annotations
 
 import itertools
