@@ -1,11 +1,12 @@
-"""The JSON Schemas (docs/CONTRACT.md §6): generated from the manifests, checked in, not stale, and they
+"""The JSON Schemas (docs/CONTRACT.md §6, ``nflow_compat.shape``): valid draft 2020-12, they
 accept what ``nflow_compat.validate`` accepts and reject what it rejects (up to what a
-schema cannot know: the value an expression evaluates to, ragged arrays, references)."""
+schema cannot know: the value an expression evaluates to, ragged arrays, references), and
+the run-time check against them keeps the codes and pointers of parse. The checked-in
+files are tested in tests/test_schema.py."""
 from __future__ import annotations
 
 import copy
 import functools
-import json
 import re
 import string
 import time
@@ -19,7 +20,6 @@ from jsonschema import Draft202012Validator
 
 import nflow_compat as nc
 from nflow_compat import schema, shape
-from nflow_compat.cli import main
 from nflow_compat.normalize import normalize_param
 from nflow_compat.errors import DiagramError, SimulationError
 from nflow_compat.expr import MAX_LENGTH, evaluate
@@ -50,32 +50,7 @@ def validate_error(d) -> DiagramError | None:
     return None
 
 
-# ----------------------------------------------------------------------------- files
-
-def test_checked_in_schemas_are_not_stale():
-    problems = schema.stale(SCHEMAS)
-    assert not problems, "run `python -m nflow_compat.schema --write schemas`:\n" + "\n".join(problems)
-
-
-def test_one_params_file_per_block_type():
-    files = {p.name for p in (SCHEMAS / "blocks").glob("*.json")}
-    assert files == {f"{t}.params.schema.json" for t in block_types()}
-
-
-def _keys_sorted(node) -> bool:
-    if isinstance(node, dict):
-        return list(node) == sorted(node) and all(_keys_sorted(v) for v in node.values())
-    if isinstance(node, list):
-        return all(_keys_sorted(v) for v in node)
-    return True
-
-
-@pytest.mark.parametrize("name", ["diagram.schema.json", "blocks/gain.params.schema.json"])
-def test_files_are_sorted_indented_and_end_with_a_newline(name):
-    text = (SCHEMAS / name).read_text(encoding="utf-8")
-    assert text.startswith("{\n  \"") and text.endswith("}\n") and not text.endswith("\n\n")
-    assert _keys_sorted(json.loads(text))
-
+# ----------------------------------------------------------------------------- the schemas
 
 def test_every_schema_is_a_valid_draft_2020_12_schema():
     Draft202012Validator.check_schema(shape.diagram_schema())
@@ -89,49 +64,10 @@ def test_every_manifest_constraint_is_expressible():
     assert shape.unsupported_constraints() == []
 
 
-def test_check_and_write_commands(tmp_path, capsys):
-    assert schema.main(["--check", str(tmp_path)]) == 1
-    assert "missing: diagram.schema.json" in capsys.readouterr().out
-    assert schema.main(["--write", str(tmp_path)]) == 0
-    assert schema.main(["--check", str(tmp_path)]) == 0
-    capsys.readouterr()
-    (tmp_path / "blocks" / "gain.params.schema.json").write_text("{}\n")
-    (tmp_path / "blocks" / "gone.params.schema.json").write_text("{}\n")
-    assert schema.main(["--check", str(tmp_path)]) == 1
-    out = capsys.readouterr().out
-    assert "stale: blocks/gain.params.schema.json" in out and "extra: blocks/gone.params.schema.json" in out
-    schema.main(["--write", str(tmp_path)])
-    assert not (tmp_path / "blocks" / "gone.params.schema.json").exists()
-    assert schema.main(["--check", str(tmp_path)]) == 0
-
-
 def test_unknown_type_is_a_diagram_error_with_a_suggestion():
     with pytest.raises(DiagramError) as err:
         shape.params_schema_for("gian")
     assert err.value.code == "unknown_block_type" and "'gain'" in err.value.message
-
-
-# ----------------------------------------------------------------------------- CLI
-
-def test_cli_prints_the_diagram_schema(capsys):
-    assert main(["schema"]) == 0
-    doc = json.loads(capsys.readouterr().out)
-    Draft202012Validator.check_schema(doc)
-    assert doc["required"] == ["sampleTime", "duration"] and "gain" in doc["$defs"]["blockParams"]["$defs"]
-
-
-def test_cli_prints_one_params_schema(capsys):
-    assert main(["schema", "gain"]) == 0
-    doc = json.loads(capsys.readouterr().out)
-    Draft202012Validator.check_schema(doc)
-    v = Draft202012Validator(doc)
-    assert v.is_valid({"Gain": 2}) and v.is_valid({"Gain": "k*2"}) and v.is_valid({"Gain": [3]})
-    assert not v.is_valid({"Gain": [1, 2]}) and not v.is_valid({"Gain": {"a": 1}})
-
-
-def test_cli_unknown_type_exits_2(capsys):
-    assert main(["schema", "gian"]) == 2
-    assert json.loads(capsys.readouterr().out)["error"]["code"] == "unknown_block_type"
 
 
 # ----------------------------------------------------------------------------- documented diagrams
