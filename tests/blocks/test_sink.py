@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import nflow_compat as nc
-from tests.blocks.csv_files import error, played, sink_diagram
+from tests.csv_files import error, played, sink_diagram
 from tests.complex_signals import run_blocks, z_source
 from tests.util import blk, constant, diagram, record, run, wire
 

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import nflow_compat as nc
-from tests.blocks.csv_files import error, played, sink_diagram, source_diagram
+from tests.csv_files import error, played, sink_diagram, source_diagram
 from tests.util import blk, diagram, record, run, trace, wire
 
 FAST = settings(max_examples=40, deadline=None)
