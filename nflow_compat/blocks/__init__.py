@@ -9,6 +9,7 @@ that solvers and algebraic-loop sweeps can re-enter them.
 """
 from __future__ import annotations
 
+import functools
 import importlib
 from dataclasses import dataclass, field
 from typing import Callable, NamedTuple
@@ -265,19 +266,28 @@ class BlockIO:
         return fit(self.params.get(name, 0.0), self.width if width is None else width)
 
 
-def pointwise(io: BlockIO, ports: tuple, scalar: Callable, vector: Callable, *, array=None, code=None,
-              **fields) -> Phases:
+def pointwise(io: BlockIO, ports: tuple, vector: Callable, *, code: Code | None = None, scalar: Callable | None = None,
+              array=None, **fields) -> Phases:
     """The Phases of a block whose output 0 is an element-wise law of its input ``ports``
-    (all connected), written once for each kind of signal: ``scalar`` on Python floats,
-    ``vector`` on numpy arrays (width-1 inputs broadcast). At width 1, ALGEBRAIC writes
-    ``scalar`` of the inputs, and the block declares its grid form ``array`` and template
-    ``code`` (``Phases.array`` / ``Phases.code``, None: none). Wider, it writes ``vector``,
-    or ``scalar`` filled out to the width where every input is width 1 (a wider port is
-    declared beside them). ``fields``: further ``Phases`` fields (a crossing part)."""
+    (all connected), written once for each kind of signal: on floats as the template
+    ``code`` (``Code.algebraic``: ``y0`` from ``u0``, ``u1``, ...) or, for a block without
+    one, as the function ``scalar``; on numpy arrays as ``vector`` (width-1 inputs
+    broadcast). At width 1, ALGEBRAIC runs the template's statements (or ``scalar``), and
+    the block declares its template and its grid form ``array`` (``Phases.array``, None:
+    none). Wider, it writes ``vector``, or the scalar law filled out to the width where
+    every input is width 1 (a wider port is declared beside them). ``fields``: further
+    ``Phases`` fields (a crossing part)."""
     S, o, width = io.S, io.outs[0], io.width
     slots = [io.ins[port] for port in ports]
+    if code is not None:
+        names = tuple(code.constants)
+        make_closure, make_law = _template_functions(code.algebraic, len(slots), names)
+        values = tuple(code.constants.values())
+        if width == 1:    # the statements inline, as in the generated step function
+            return Phases(algebraic=make_closure(S, o, *slots, *values), array=array, code=code, **fields)
+        scalar = make_law(*values)
     if width == 1:
-        law, fields = scalar, dict(fields, array=array, code=code)
+        law, fields = scalar, dict(fields, array=array)
     elif all(io.in_widths[port] <= 1 for port in ports):
         full = np.full
 
@@ -299,6 +309,32 @@ def pointwise(io: BlockIO, ports: tuple, scalar: Callable, vector: Callable, *, 
         def algebraic():
             S[o] = law(*[S[s] for s in slots])
     return Phases(algebraic=algebraic, **fields)
+
+
+@functools.lru_cache(maxsize=None)
+def _template_functions(text: str, arity: int, constants: tuple) -> tuple:
+    """Two makers compiled once per template (``Code.algebraic`` of an element-wise block,
+    ours, never a user string): ``make_closure(S, o, slot0, ..., *constant values)``, the
+    ALGEBRAIC closure that runs the statements on the signal store, and ``make_law(*constant
+    values)``, the function of the inputs' values that returns ``y0``. The template's names
+    enter as the makers' parameters; everything else it uses is one of its constants."""
+    inputs = [f"u{k}" for k in range(arity)]
+    statements = text.strip().split("\n")
+    closure = ([f"def make_closure(_S, _o, {', '.join(f'_s{k}' for k in range(arity))}{_params(constants)}):",
+                "    def algebraic():"]
+               + [f"        {u} = _S[_s{k}]" for k, u in enumerate(inputs)]
+               + [f"        {line}" for line in statements]
+               + ["        _S[_o] = y0", "    return algebraic"])
+    law = ([f"def make_law({', '.join(constants)}):", f"    def law({', '.join(inputs)}):"]
+           + [f"        {line}" for line in statements]
+           + ["        return y0", "    return law"])
+    namespace = {"__builtins__": {}}
+    exec(compile("\n".join(closure + law), "<element-wise template>", "exec"), namespace)  # safe: our templates
+    return namespace["make_closure"], namespace["make_law"]
+
+
+def _params(names: tuple) -> str:
+    return "".join(f", {name}" for name in names)
 
 
 def pointwise_state(io: BlockIO, scalar: Callable, vector: Callable, start) -> Phases:

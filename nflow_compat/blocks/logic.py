@@ -61,9 +61,7 @@ def _compare_to(io, const: float, name: str):
     ufunc = _relop(io, name)
     if io.ins[0] is None:
         return Phases()
-    cmp = _SCALAR[ufunc]
-    return pointwise(io, (0,), lambda u: 1.0 if cmp(u, const) else 0.0, lambda u: _as_flag(ufunc(u, const)),
-                     array=lambda t, u: [_as_flag(ufunc(u[0], const))],
+    return pointwise(io, (0,), lambda u: _as_flag(ufunc(u, const)), array=lambda t, u: [_as_flag(ufunc(u[0], const))],
                      code=Code(algebraic=f"y0 = 1.0 if u0 {_SYMBOL[ufunc]} c else 0.0", constants={"c": const}))
 
 
@@ -86,9 +84,7 @@ def relational_operator(io):
     ufunc = _relop(io, "Operator")
     if io.ins[0] is None or io.ins[1] is None:
         return Phases()
-    cmp = _SCALAR[ufunc]
-    return pointwise(io, (0, 1), lambda x, y: 1.0 if cmp(x, y) else 0.0, lambda x, y: _as_flag(ufunc(x, y)),
-                     array=lambda t, u: [_as_flag(ufunc(u[0], u[1]))],
+    return pointwise(io, (0, 1), lambda x, y: _as_flag(ufunc(x, y)), array=lambda t, u: [_as_flag(ufunc(u[0], u[1]))],
                      code=Code(algebraic=f"y0 = 1.0 if u0 {_SYMBOL[ufunc]} u1 else 0.0"))
 
 
@@ -103,10 +99,8 @@ def interval_test(io):
         return Phases()
     above = np.greater_equal if closed_left else np.greater
     below = np.less_equal if closed_right else np.less
-    ok_lo, ok_up = _SCALAR[above], _SCALAR[below]
     text = f"y0 = 1.0 if u0 {_SYMBOL[above]} lo and u0 {_SYMBOL[below]} up else 0.0"
-    return pointwise(io, (0,), lambda x: 1.0 if ok_lo(x, lo) and ok_up(x, up) else 0.0,
-                     lambda x: _as_flag(above(x, lo) & below(x, up)),
+    return pointwise(io, (0,), lambda x: _as_flag(above(x, lo) & below(x, up)),
                      array=lambda t, u: [_as_flag(above(u[0], lo) & below(u[0], up))],
                      code=Code(algebraic=text, constants={"lo": lo, "up": up}))
 
@@ -148,8 +142,7 @@ def logical_operator(io):
     if op == "NOT":
         if not io.ins or io.ins[0] is None:
             return _constant_output(io, 1.0)
-        return pointwise(io, (0,), lambda u: 1.0 if u == 0.0 else 0.0, lambda u: _as_flag(u == 0.0),
-                         array=lambda t, u: [_as_flag(u[0] == 0.0)],
+        return pointwise(io, (0,), lambda u: _as_flag(u == 0.0), array=lambda t, u: [_as_flag(u[0] == 0.0)],
                          code=Code(algebraic="y0 = 1.0 if u0 == 0.0 else 0.0"))
 
     # An unconnected port is a false input: AND / NAND are settled by it.
@@ -332,8 +325,7 @@ def not_(io):
     0, so the output is 1."""
     i, o, S, width = io.ins[0] if io.ins else None, io.outs[0], io.S, io.width
     if i is not None:
-        return pointwise(io, (0,), lambda v: 0.0 if v != 0.0 and v == v else 1.0, lambda v: _as_flag(~_truth(v)),
-                         array=lambda t, u: [_as_flag(~_truth(u[0]))],
+        return pointwise(io, (0,), lambda v: _as_flag(~_truth(v)), array=lambda t, u: [_as_flag(~_truth(u[0]))],
                          code=Code(algebraic=f"y0 = 0.0 if {_TRUE.format(0)} else 1.0"))
     const = fit(1.0, width)
 
@@ -355,8 +347,8 @@ def interval_test_dynamic(io):
     above = np.greater_equal if closed_left else np.greater
     below = np.less_equal if closed_right else np.less
     ok_lo, ok_up = _SCALAR[above], _SCALAR[below]
-    return pointwise(io, (0, 1, 2), lambda lo, x, up: 1.0 if ok_lo(x, lo) and ok_up(x, up) else 0.0,
-                     lambda lo, x, up: _as_flag(above(x, lo) & below(x, up)))
+    return pointwise(io, (0, 1, 2), lambda lo, x, up: _as_flag(above(x, lo) & below(x, up)),
+                     scalar=lambda lo, x, up: 1.0 if ok_lo(x, lo) and ok_up(x, up) else 0.0)
 
 
 # ============================================================================= bit blocks

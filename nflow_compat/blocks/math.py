@@ -213,15 +213,8 @@ def abs_(io):
     written."""
     if io.ins[0] is None:
         return Phases()
-    return pointwise(io, (0,), _abs, np.abs, array=lambda t, u: [np.abs(u[0])], code=Code(
+    return pointwise(io, (0,), np.abs, array=lambda t, u: [np.abs(u[0])], code=Code(
         algebraic=_ABS_TEXT, constants={"abs": abs, "hypot": math.hypot, "OverflowError": OverflowError}))
-
-
-def _abs(u):
-    try:
-        return abs(u)
-    except OverflowError:     # |z| of a complex past the double range: inf, as C's hypot
-        return math.hypot(u.real, u.imag)
 
 
 _ABS_TEXT = """
@@ -238,8 +231,7 @@ def sign(io):
     unconnected: nothing written."""
     if io.ins[0] is None:
         return Phases()
-    return pointwise(io, (0,), lambda u: 1.0 if u > 0.0 else (-1.0 if u < 0.0 else 0.0),
-                     lambda u: (u > 0.0).astype(float) - (u < 0.0).astype(float),
+    return pointwise(io, (0,), lambda u: (u > 0.0).astype(float) - (u < 0.0).astype(float),
                      array=lambda t, u: [np.where(u[0] > 0.0, 1.0, np.where(u[0] < 0.0, -1.0, 0.0))],
                      code=Code(algebraic="y0 = 1.0 if u0 > 0.0 else (-1.0 if u0 < 0.0 else 0.0)"))
 
@@ -312,7 +304,7 @@ def min_(io):
     the first input is passed. Both inputs are required, else nothing is written."""
     if io.ins[0] is None or io.ins[1] is None:
         return Phases()
-    return pointwise(io, (0, 1), lambda x, y: y if y < x else x, lambda x, y: np.where(y < x, y, x).astype(float),
+    return pointwise(io, (0, 1), lambda x, y: np.where(y < x, y, x).astype(float),
                      array=lambda t, u: [np.where(u[1] < u[0], u[1], u[0])],
                      code=Code(algebraic="y0 = u1 if u1 < u0 else u0"))
 
@@ -323,7 +315,7 @@ def max_(io):
     the first input is passed. Both inputs are required, else nothing is written."""
     if io.ins[0] is None or io.ins[1] is None:
         return Phases()
-    return pointwise(io, (0, 1), lambda x, y: y if x < y else x, lambda x, y: np.where(x < y, y, x).astype(float),
+    return pointwise(io, (0, 1), lambda x, y: np.where(x < y, y, x).astype(float),
                      array=lambda t, u: [np.where(u[0] < u[1], u[1], u[0])],
                      code=Code(algebraic="y0 = u1 if u0 < u1 else u0"))
 
@@ -466,14 +458,14 @@ def _unary(io, scalar_fn, vector_fn):
     """y = fn(u0) element-wise; unconnected input 0: nothing written."""
     if io.ins[0] is None:
         return Phases()
-    return pointwise(io, (0,), scalar_fn, vector_fn, **_mapped_forms(scalar_fn, 1))
+    return pointwise(io, (0,), vector_fn, **_mapped_forms(scalar_fn, 1))
 
 
 def _binary(io, scalar_fn, vector_fn):
     """y = fn(u0, u1) element-wise; nothing is written unless both inputs are connected."""
     if io.ins[0] is None or len(io.ins) < 2 or io.ins[1] is None:
         return Phases()
-    return pointwise(io, (0, 1), scalar_fn, lambda x, y: np.asarray(vector_fn(x, y), dtype=float),
+    return pointwise(io, (0, 1), lambda x, y: np.asarray(vector_fn(x, y), dtype=float),
                      **_mapped_forms(scalar_fn, 2))
 
 
@@ -607,7 +599,7 @@ def wrap_to_zero(io):
     thr = float(io.params["Threshold"])
     if io.ins[0] is None:
         return Phases()
-    return pointwise(io, (0,), lambda u: 0.0 if u > thr else u, lambda u: np.where(u > thr, 0.0, u))
+    return pointwise(io, (0,), lambda u: np.where(u > thr, 0.0, u), scalar=lambda u: 0.0 if u > thr else u)
 
 
 # ============================================================================= vector math
@@ -848,7 +840,7 @@ def complex_to_magnitude_angle(io):
 def conjugate(io):
     """y = conj(u) element-wise: the identity on a real input. Unconnected reads 0."""
     if io.ins[0] is not None:
-        return pointwise(io, (0,), lambda u: u.conjugate(), np.conj)
+        return pointwise(io, (0,), np.conj, scalar=lambda u: u.conjugate())
     S, o, zero = io.S, io.outs[0], fit(0.0, io.width)
 
     def algebraic():

@@ -65,10 +65,6 @@ def saturation(io):
         return Phases()
     where = np.where
 
-    def scalar(u):
-        v = lo if u < lo else u
-        return hi if hi < v else v
-
     def vector(u):
         v = where(u < lo, lo, u)
         return where(hi < v, hi, v)
@@ -79,7 +75,7 @@ def saturation(io):
         v[u < lo] = lo
         v[hi < v] = hi
         return [v]
-    return pointwise(io, (0,), scalar, vector, array=array, part=crossing_part(io, _band_surfaces(io.S, i, lo, hi)),
+    return pointwise(io, (0,), vector, array=array, part=crossing_part(io, _band_surfaces(io.S, i, lo, hi)),
                      code=Code(algebraic="v = lo if u0 < lo else u0\ny0 = hi if hi < v else v",
                                constants={"lo": lo, "hi": hi}))
 
@@ -95,8 +91,7 @@ def dead_zone(io):
 
     def vector(u):
         return where(u < lo, u - lo, where(u > hi, u - hi, 0.0))
-    return pointwise(io, (0,), lambda u: u - lo if u < lo else (u - hi if u > hi else 0.0), vector,
-                     array=lambda t, u: [vector(u[0])], part=crossing_part(io, _band_surfaces(io.S, i, lo, hi)),
+    return pointwise(io, (0,), vector, array=lambda t, u: [vector(u[0])], part=crossing_part(io, _band_surfaces(io.S, i, lo, hi)),
                      code=Code(algebraic="y0 = u0 - lo if u0 < lo else (u0 - hi if u0 > hi else 0.0)",
                                constants={"lo": lo, "hi": hi}))
 
@@ -126,8 +121,8 @@ def coulomb_viscous_friction(io):
     i, o = _slots(io)
     if i is None or o is None:
         return Phases()
-    return pointwise(io, (0,), lambda u: g * u + c * (1.0 if u > 0.0 else (-1.0 if u < 0.0 else 0.0)),
-                     lambda u: g * u + c * ((u > 0.0).astype(float) - (u < 0.0)))
+    return pointwise(io, (0,), lambda u: g * u + c * ((u > 0.0).astype(float) - (u < 0.0)),
+                     scalar=lambda u: g * u + c * (1.0 if u > 0.0 else (-1.0 if u < 0.0 else 0.0)))
 
 
 # ----------------------------------------------------------------------------- stateful, feedthrough
