@@ -25,6 +25,7 @@ import functools
 import re
 
 from ..blocks import Code
+from ..generated import run_generated
 from .context import blame
 
 PHASES = ("output", "algebraic", "update", "after_step")
@@ -65,8 +66,7 @@ class StepFunction:
         self.line_call = line_call         # line of the source -> the phase closure it calls or inlines
         self.fed = fed
         self.initial_state = state
-        namespace = {"__builtins__": {}, "range": range, "zip": zip, "Exception": Exception}
-        exec(compile(source, "<nflow step function>", "exec"), namespace)  # safe: generated from handler templates
+        namespace = run_generated(source, "<nflow step function>", {"range": range, "zip": zip, "Exception": Exception})
         self.function = namespace["step"]
         self.bound = (S, ctx, ctx.dt, constants, calls, blame, line_call)
 
