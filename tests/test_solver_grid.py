@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 
+import numpy as np
 import orjson
 import pytest
 
@@ -158,3 +159,21 @@ def test_progress_and_a_second_run():
     second = plan.run()
     assert seen[-1] == 201
     assert first["workspace"]["y"].tolist() == second["workspace"]["y"].tolist()
+
+
+def test_rk_step_states_are_scipys_dense_output_bit_for_bit():
+    from scipy.integrate import RK23, RK45
+
+    from nflow_compat.engine.hybrid import _rk_states
+    rng = np.random.default_rng(7)
+    for method in (RK45, RK23):
+        for n in (1, 2, 5):
+            a = rng.normal(size=(n, n))
+            solver = method(lambda t, y, a=a: a @ y + np.sin(3.0 * t), 0.0, rng.normal(size=n), 5.0, max_step=0.4)
+            for _ in range(10):
+                solver.step()
+                dense = solver.dense_output()
+                for m in (1, 3, 40):
+                    ts = np.sort(rng.uniform(solver.t_old, solver.t, m))
+                    assert np.array_equal(_rk_states(dense, ts), dense(ts))
+                    assert np.array_equal(_rk_states(dense, float(ts[0])), dense(float(ts[0])))
