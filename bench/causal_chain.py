@@ -30,7 +30,8 @@ is nflow-compat's reference path (every block through its closures, as before th
 compiled loop), shown for comparison.
 
 block-steps = blocks * 10,001: the source, the K chain blocks (plus a sum and a
-unitDelay per group in ``feedback``) and the recorder, each evaluated once per sample.
+unitDelay per group in ``feedback``, the integrator and its recorder in ``solver``) and the
+recorder, each evaluated once per sample.
 bdsim needs one extra clocked ZOH block (plus a NULL sink) to be evaluated on the 1 ms
 grid at all; those two are not counted.
 
