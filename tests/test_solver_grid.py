@@ -15,7 +15,7 @@ from nflow_compat.api import validate
 from nflow_compat.engine import vectorize
 from nflow_compat.engine.plan import Plan
 from tests import goldens
-from tests.test_codegen import _corpus, same_both_ways
+from tests.engine.test_codegen import _corpus, same_both_ways
 from tests.util import blk, diagram, record, wire
 
 GRID_POINTS = 101
