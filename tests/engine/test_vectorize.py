@@ -1,21 +1,22 @@
 """Time-only paths under a solver (issue 14): the blocks that depend on time alone and
 that no solver stage reads are evaluated once over the major-step grid
 (``engine.vectorize.select_major`` / ``MajorSteps``), with results equal bit for bit to
-those of every block's closures (compared as JSON text, as in tests/test_codegen.py)."""
+those of every block's closures (compared as tests/engine/both_ways.py says). The
+fixed-step side of engine.vectorize is tested with the generated step function, in
+tests/engine/test_codegen.py."""
 from __future__ import annotations
 
 import functools
 
-import numpy as np
 import orjson
 import pytest
 
 import nflow_compat as nc
 from nflow_compat.api import validate
-from nflow_compat.engine import vectorize
+from nflow_compat.engine import continuous, vectorize
 from nflow_compat.engine.plan import Plan
 from tests import goldens
-from tests.engine.test_codegen import _corpus, same_both_ways
+from tests.engine.both_ways import corpus, same_both_ways
 from tests.util import blk, diagram, record, wire
 
 GRID_POINTS = 101
@@ -66,7 +67,7 @@ def _case(path):
     return (d, base) if Plan(validate(d), base_dir=base).major_steps is not None else None
 
 
-@pytest.mark.parametrize("name, path", _corpus(), ids=[name for name, _ in _corpus()])
+@pytest.mark.parametrize("name, path", corpus(), ids=[name for name, _ in corpus()])
 def test_every_fixture_and_example_under_a_solver_gives_the_same_result_on_the_grid(name, path):
     case = _case(path)
     if case is not None:
@@ -75,7 +76,7 @@ def test_every_fixture_and_example_under_a_solver_gives_the_same_result_on_the_g
 
 def test_the_corpus_exercises_the_grid_path():
     """Enough of the corpus runs through the grid path that the comparison means something."""
-    assert sum(_case(path) is not None for _, path in _corpus()) >= 35     # 42 when written
+    assert sum(_case(path) is not None for _, path in corpus()) >= 35     # 41 when written
 
 
 # ----------------------------------------------------------------------------- chosen cases
@@ -139,7 +140,6 @@ def test_discrete_state_restarts_at_every_grid_point_and_keeps_what_update_reads
 
 
 def test_time_only_recorders_join_the_free_run_recorded_in_bulk():
-    from nflow_compat.engine import continuous
     # a mass pushed by a sine force: its sensor and the force's sine recorded, no major step needed
     d = diagram([blk("f", "sine", Amplitude=2.0, Frequency=2.0), blk("F", "Force"), blk("m", "Mass", m=1.0),
                  blk("ps", "PositionSensor"), record("rs", "s"), blk("g", "gain", Gain=3.0), record("rf", "f"),
@@ -160,20 +160,3 @@ def test_progress_and_a_second_run():
     assert seen[-1] == 201
     assert first["workspace"]["y"].tolist() == second["workspace"]["y"].tolist()
 
-
-def test_rk_step_states_are_scipys_dense_output_bit_for_bit():
-    from scipy.integrate import RK23, RK45
-
-    from nflow_compat.engine.hybrid import _rk_states
-    rng = np.random.default_rng(7)
-    for method in (RK45, RK23):
-        for n in (1, 2, 5):
-            a = rng.normal(size=(n, n))
-            solver = method(lambda t, y, a=a: a @ y + np.sin(3.0 * t), 0.0, rng.normal(size=n), 5.0, max_step=0.4)
-            for _ in range(10):
-                solver.step()
-                dense = solver.dense_output()
-                for m in (1, 3, 40):
-                    ts = np.sort(rng.uniform(solver.t_old, solver.t, m))
-                    assert np.array_equal(_rk_states(dense, ts), dense(ts))
-                    assert np.array_equal(_rk_states(dense, float(ts[0])), dense(float(ts[0])))
