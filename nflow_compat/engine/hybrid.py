@@ -63,11 +63,9 @@ from __future__ import annotations
 import math
 import time as _time
 from dataclasses import dataclass, field
-from functools import partial
 from typing import Callable, NamedTuple
 
 import numpy as np
-from scipy.integrate._ivp.rk import RkDenseOutput
 from scipy.optimize import brentq
 
 from ..errors import SimulationError
@@ -692,8 +690,7 @@ class _StepStates:
 
     def _dense(self):
         if self.dense is None:
-            dense = self.solver.dense_output()
-            self.dense = partial(_rk_states, dense) if type(dense) is RkDenseOutput else dense
+            self.dense = self.solver.dense_output()
         return self.dense
 
     def __call__(self, t):
@@ -701,29 +698,6 @@ class _StepStates:
 
     def batch(self, ts):
         return self._dense()(ts).T
-
-
-def _rk_states(dense: RkDenseOutput, t):
-    """``dense(t)`` of an RK45 / RK23 step (``t`` a float or a 1-D array), bit for bit: the
-    same arithmetic as scipy's ``RkDenseOutput`` (the powers of the step fraction as
-    running products, which its ``cumprod`` makes, then the same ``dot``) without its
-    tile / cumprod call layers, which cost more than the product at these sizes (the
-    sampler and the event scan ask at every step)."""
-    x = (t - dense.t_old) / dense.h
-    if isinstance(t, np.ndarray):
-        p = np.empty((dense.order + 1, x.size))
-        p[0] = x
-        for j in range(1, dense.order + 1):
-            np.multiply(p[j - 1], x, out=p[j])
-        y = dense.h * np.dot(dense.Q, p)
-        y += dense.y_old[:, None]
-        return y
-    powers = [x]
-    for _ in range(dense.order):
-        powers.append(powers[-1] * x)
-    y = dense.h * np.dot(dense.Q, np.array(powers))
-    y += dense.y_old
-    return y
 
 
 class HybridGroup:

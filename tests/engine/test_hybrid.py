@@ -9,10 +9,9 @@ import re
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
-from scipy.integrate import RK23, RK45
 
 import nflow_compat as nc
-from nflow_compat.engine.hybrid import STABILITY_FUNCTION, HybridGroup, _rk_states, integrate_hybrid, make_grid
+from nflow_compat.engine.hybrid import STABILITY_FUNCTION, HybridGroup, integrate_hybrid, make_grid
 from nflow_compat.errors import SimulationError
 from tests.util import blk, diagram, wire
 
@@ -409,21 +408,6 @@ def test_no_relations_are_looked_at_once_per_restart(method):
     assert warm.g_calls == 1 + b.stats["steps"]
     assert np.array_equal(a.x, b.x)
     assert np.allclose(a.x[:, 0], np.exp(-grid), rtol=1e-5)
-
-
-def test_rk_step_states_are_scipys_dense_output_bit_for_bit():
-    rng = np.random.default_rng(7)
-    for method in (RK45, RK23):
-        for n in (1, 2, 5):
-            a = rng.normal(size=(n, n))
-            solver = method(lambda t, y, a=a: a @ y + np.sin(3.0 * t), 0.0, rng.normal(size=n), 5.0, max_step=0.4)
-            for _ in range(10):
-                solver.step()
-                dense = solver.dense_output()
-                for m in (1, 3, 40):
-                    ts = np.sort(rng.uniform(solver.t_old, solver.t, m))
-                    assert np.array_equal(_rk_states(dense, ts), dense(ts))
-                    assert np.array_equal(_rk_states(dense, float(ts[0])), dense(float(ts[0])))
 
 
 # --------------------------------------------------------------------------------------------------
