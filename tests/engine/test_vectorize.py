@@ -160,3 +160,18 @@ def test_progress_and_a_second_run():
     assert seen[-1] == 201
     assert first["workspace"]["y"].tolist() == second["workspace"]["y"].tolist()
 
+
+
+def test_displays_decimation_time_events_and_vector_signals_under_a_solver():
+    # a step (a time event that restarts the integration) through a gain to a display (fed
+    # at each major step), a decimated recorder (in bulk, its step count carried over
+    # slices) and a stop; a vector constant stays in the evaluations (not a real scalar)
+    d = _add(_chain(2, duration=0.5),
+             [blk("st", "step", Time=0.2, Before=0.0, After=2.0), blk("gs", "gain", Gain=-1.5), blk("disp", "display"),
+              blk("rd", "toWorkspace", VariableName="d", SaveFormat="Array", Decimation=3),
+              blk("vec", "constant", Value=[1.0, 2.0]), record("rv", "v")],
+             [wire("st", "gs"), wire("gs", "disp"), wire("gs", "rd"), wire("vec", "rv")])
+    plan = same_both_ways(d)
+    vector = plan.major_steps.vector
+    assert plan.major_steps.fed == [plan.output_slots[_index(plan, "gs")][0]]
+    assert _index(plan, "vec") not in vector.members and len(vector.recorders) == 2
