@@ -74,9 +74,11 @@ class PlanSystem:
         attach_rates(plan, self.parts)
         # solver-stage evaluations run only what can reach a continuous part (see _cone)
         self.skipped = _skippable(plan)
+        # the time-only blocks no stage reads run at no evaluation: the major steps take
+        # their values from the grid (plan.major_steps)
         grid = plan.major_steps
-        self.stage_output, self.stage_algebraic = _stage_lists(plan, self.skipped | grid.vector.blocks if grid
-                                                               else self.skipped)
+        skipped = self.skipped | grid.vector.blocks if grid else self.skipped
+        self.stage_output, self.stage_algebraic = _stage_lists(plan, skipped)
         self.major_output, self.major_algebraic = (grid.output, grid.algebraic) if grid else (plan.output,
                                                                                                 plan.algebraic)
         # an evaluation may move a Newton warm start (the algebraic unknowns', a non-linear
