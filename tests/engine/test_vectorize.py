@@ -148,8 +148,9 @@ def test_time_only_recorders_join_the_free_run_recorded_in_bulk():
                  {"from": "m", "fromPin": "flange", "to": "ps", "toPin": "flange"}, wire("ps", "rs"),
                  wire("f", "rf"), wire("f", "g"), wire("g", "rg")], dt=1e-3, duration=2.0, solver="ode45")
     plan = same_both_ways(d)
+    closures = Plan(validate(d), closures_only=True)
     assert continuous._bulk_recording(plan, continuous.PlanSystem(plan), None) is not None
-    assert continuous._bulk_recording(Plan(validate(d), closures_only=True), continuous.PlanSystem(plan), None) is None
+    assert continuous._bulk_recording(closures, continuous.PlanSystem(closures), None) is None
 
 
 def test_progress_and_a_second_run():
@@ -161,13 +162,12 @@ def test_progress_and_a_second_run():
     assert first["workspace"]["y"].tolist() == second["workspace"]["y"].tolist()
 
 
-
 def test_displays_decimation_time_events_and_vector_signals_under_a_solver():
     # a step (a time event that restarts the integration) through a gain to a display (fed
-    # at each major step), a decimated recorder (in bulk, its step count carried over
-    # slices) and a stop; a vector constant stays in the evaluations (not a real scalar)
+    # at each major step) and a decimated recorder (in bulk); a vector constant stays in the
+    # evaluations (not a real scalar)
     d = _add(_chain(2, duration=0.5),
-             [blk("st", "step", Time=0.2, Before=0.0, After=2.0), blk("gs", "gain", Gain=-1.5), blk("disp", "display"),
+             [blk("st", "step", Time=0.2), blk("gs", "gain", Gain=-1.5), blk("disp", "display"),
               blk("rd", "toWorkspace", VariableName="d", SaveFormat="Array", Decimation=3),
               blk("vec", "constant", Value=[1.0, 2.0]), record("rv", "v")],
              [wire("st", "gs"), wire("gs", "disp"), wire("gs", "rd"), wire("vec", "rv")])
