@@ -570,7 +570,7 @@ def grid_paths(plan, complex_out, bound_slots) -> vectorize.MajorSteps | None:
     subsystems or algebraic unknowns (whose evaluations run every closure)."""
     if plan.diagram.structure is not None or any(isinstance(p.part, AlgebraicPart) for p in plan.phases):
         return None
-    readers = {i for i, (b, p) in enumerate(zip(plan.diagram.blocks, plan.phases)) if _after_step_reader(b, p)}
+    readers = {i for i, (h, p) in enumerate(zip(plan.handlers, plan.phases)) if _after_step_reader(h, p)}
     vector = vectorize.select_major(plan, complex_out, bound_slots, readers)
     return vectorize.MajorSteps(plan, vector) if vector is not None else None
 
