@@ -9,6 +9,7 @@ that solvers and algebraic-loop sweeps can re-enter them.
 """
 from __future__ import annotations
 
+import functools
 import importlib
 from dataclasses import dataclass, field
 from typing import Callable, NamedTuple
@@ -16,6 +17,7 @@ from typing import Callable, NamedTuple
 import numpy as np
 
 from ..errors import DiagramError
+from ..generated import run_generated
 from ..manifests import block_types
 from ..parts import Part
 
@@ -57,6 +59,28 @@ class Phases:
     # functions) and cannot raise
     array: Callable[[np.ndarray, list], list] | None = None
     code: Code | None = None        # the closures as a template for the generated step function
+    # What the engine may assume of OUTPUT / ALGEBRAIC beyond the handler's ``@block(pure=...)``:
+    # ``pure``, they only read what the block senses (an acausal sensor reading its island),
+    # also where the block carries that island's part; ``linear``, output slot -> the linear
+    # terms in its island's state that the slot holds (``physical.islands.linear_reader``);
+    # ``of_state``, output slot -> ``(part, pick)``, a circuit probe's value picked from its
+    # island's unknowns solved on the grid states. Solver stages skip pure closures that feed
+    # only recorders; recorders of ``linear`` / ``of_state`` slots are filled after a free run
+    # (engine.continuous)
+    pure: bool = False
+    linear: dict | None = None
+    of_state: dict | None = None
+    bulk: BulkRecord | None = None  # a recorder's AFTER_STEP over many steps at once
+
+
+@dataclass(frozen=True, slots=True)
+class BulkRecord:
+    """What ``len(step_times)`` consecutive AFTER_STEP calls of a recorder would record, at
+    once: ``record(step_times, column)`` with each step's ``ctx.t`` and the input at each
+    step (a 1-D float array; None for an unconnected input); ``slot``: the input's signal
+    slot (None: unconnected)."""
+    record: Callable[[np.ndarray, np.ndarray | None], None]
+    slot: int | None
 
 
 @dataclass(slots=True)
@@ -99,6 +123,15 @@ class Handler:
     pure: bool = False          # OUTPUT / ALGEBRAIC are pure functions of time and inputs: no
                                 # state, no warning, nothing read from ctx.side_effect_free
     reads_after_step: bool = False   # reads its inputs only in AFTER_STEP (recorders, stop)
+    prepare: Callable | None = None  # prepare(block, base_dir, limits): fills the block's params
+                                     # before widths are worked out (a fileSource reads its file)
+    # its part in the execution groups (engine.groups): ``calls(block)``, the function calls a
+    # step it makes to the function-call subsystems its output drives (None: it makes none);
+    # ``routes_calls``, it passes a function call on to its outputs; ``loop_condition``, its
+    # output 0 decides whether its while-iterator subsystem goes on
+    calls: Callable | None = None
+    routes_calls: bool = False
+    loop_condition: bool = False
 
 
 REGISTRY: dict[str, Handler] = {}
@@ -120,14 +153,13 @@ def _always(value):
     return lambda block: value
 
 
-def block(type_name: str, *, widths=None, feedthrough=True, complex=REAL_ONLY, pure=False,
-          reads_after_step=False):
+def block(type_name: str, *, widths=None, feedthrough=True, complex=REAL_ONLY, **declared):
     """Register ``build`` as the handler of ``type_name``. ``feedthrough`` is True (every
     input feeds through in ALGEBRAIC), False, a set of ports, or a callable of the block
     returning one of those. ``complex`` is the type's ``(accepts, output)`` complex
-    support (see ``ComplexSupport``; default: real inputs only, real outputs). ``pure``
-    and ``reads_after_step`` let solver stages skip what only feeds recorders (see
-    ``Handler``; ``engine.continuous``)."""
+    support (see ``ComplexSupport``; default: real inputs only, real outputs). ``declared``:
+    the further ``Handler`` fields the engine reads (``pure``, ``reads_after_step``,
+    ``prepare``, the execution-group roles)."""
     support = ComplexSupport(*complex)
     if support.output not in (-1, 0, 1):
         raise ValueError(f"{type_name}: complex output must be -1, 0 or 1, not {support.output!r}")
@@ -136,7 +168,7 @@ def block(type_name: str, *, widths=None, feedthrough=True, complex=REAL_ONLY, p
         REGISTRY[type_name] = Handler(
             type=type_name, build=build, widths=widths or elementwise,
             feedthrough=feedthrough if callable(feedthrough) else _always(feedthrough), complex=support,
-            pure=pure, reads_after_step=reads_after_step)
+            **declared)
         return build
     return register
 
@@ -233,6 +265,96 @@ class BlockIO:
         """An initial-condition param sized to ``width``: a scalar is broadcast, a short
         list repeats its last element (nflow's rule)."""
         return fit(self.params.get(name, 0.0), self.width if width is None else width)
+
+
+def pointwise(io: BlockIO, ports: tuple, vector: Callable, *, code: Code | None = None, scalar: Callable | None = None,
+              array=None, **fields) -> Phases:
+    """The Phases of a block whose output 0 is an element-wise law of its input ``ports``
+    (all connected), written once for each kind of signal: on floats as the template
+    ``code`` (``Code.algebraic``: ``y0`` from ``u0``, ``u1``, ...) or, for a block without
+    one, as the function ``scalar``; on numpy arrays as ``vector`` (width-1 inputs
+    broadcast). At width 1, ALGEBRAIC runs the template's statements (or ``scalar``), and
+    the block declares its template and its grid form ``array`` (``Phases.array``, None:
+    none). Wider, it writes ``vector``, or the scalar law filled out to the width where
+    every input is width 1 (a wider port is declared beside them). ``fields``: further
+    ``Phases`` fields (a crossing part)."""
+    S, o, width = io.S, io.outs[0], io.width
+    slots = [io.ins[port] for port in ports]
+    template = code     # (a name the security scan does not take for the ``code`` module)
+    if template is not None:
+        make_closure, make_law = _template_functions(template.algebraic, len(slots), tuple(template.constants))
+        values = tuple(template.constants.values())
+        if width == 1:    # the statements inline, as in the generated step function
+            return Phases(algebraic=make_closure(S, o, *slots, *values), array=array, code=code, **fields)
+        scalar = make_law(*values)
+    if width == 1:
+        law, fields = scalar, dict(fields, array=array)
+    elif all(io.in_widths[port] <= 1 for port in ports):
+        full = np.full
+
+        def law(*u):
+            return full(width, scalar(*u))
+    else:
+        law = vector
+    if len(slots) == 1:
+        (a,) = slots
+
+        def algebraic():
+            S[o] = law(S[a])
+    elif len(slots) == 2:
+        a, b = slots
+
+        def algebraic():
+            S[o] = law(S[a], S[b])
+    else:
+        def algebraic():
+            S[o] = law(*[S[s] for s in slots])
+    return Phases(algebraic=algebraic, **fields)
+
+
+@functools.lru_cache(maxsize=None)
+def _template_functions(text: str, arity: int, constants: tuple) -> tuple:
+    """Two makers compiled once per template (``Code.algebraic`` of an element-wise block,
+    ours, never a user string): ``make_closure(S, o, slot0, ..., *constant values)``, the
+    ALGEBRAIC closure that runs the statements on the signal store, and ``make_law(*constant
+    values)``, the function of the inputs' values that returns ``y0``. The template's names
+    enter as the makers' parameters; everything else it uses is one of its constants."""
+    inputs = [f"u{k}" for k in range(arity)]
+    statements = text.strip().split("\n")
+    closure = ([f"def make_closure(_S, _o, {', '.join([f'_s{k}' for k in range(arity)] + list(constants))}):",
+                "    def algebraic():"]
+               + [f"        {u} = _S[_s{k}]" for k, u in enumerate(inputs)]
+               + [f"        {line}" for line in statements]
+               + ["        _S[_o] = y0", "    return algebraic"])
+    law = ([f"def make_law({', '.join(constants)}):", f"    def law({', '.join(inputs)}):"]
+           + [f"        {line}" for line in statements]
+           + ["        return y0", "    return law"])
+    namespace = run_generated("\n".join(closure + law), "<element-wise template>", {})
+    return namespace["make_closure"], namespace["make_law"]
+
+
+def pointwise_state(io: BlockIO, scalar: Callable, vector: Callable, start) -> Phases:
+    """The Phases of a block whose output 0 is an element-wise law of its input 0 and of
+    its own state, ``law(u, state)`` (a relay, a slew-rate limit): ALGEBRAIC writes it for
+    the current input, UPDATE keeps it as the next state, which INIT sets to ``start``
+    (every element). ``scalar`` on floats at width 1, else ``vector`` on arrays; an
+    unconnected input reads 0."""
+    S, o, width = io.S, io.outs[0], io.width
+    i = io.ins[0] if io.ins else None
+    law, zero = (scalar, 0.0) if width == 1 else (vector, np.zeros(width))
+    state = start
+
+    def init():
+        nonlocal state
+        state = start if width == 1 else np.full(width, start)
+
+    def algebraic():
+        S[o] = law(S[i] if i is not None else zero, state)
+
+    def update():
+        nonlocal state
+        state = law(S[i] if i is not None else zero, state)
+    return Phases(init=init, algebraic=algebraic, update=update)
 
 
 def fit(value, width: int):

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..errors import DiagramError
 from ..parts import SOLVER_OWNED, AlgebraicPart, StatePart
-from . import Phases, block
+from . import Phases, block, fit
 from .discrete import StateSpace, initial_state, input_reader, input_slot, vector_reader
 
 EDGE_KINDS = ("rising", "falling", "either")
@@ -435,7 +435,7 @@ def tf(io):
     S, o, ctx = io.S, io.outs[0], io.ctx
     dt = float(ctx.dt)
     u_of = input_reader(io, w)
-    zero = 0.0 if w == 1 else np.zeros(w)
+    zero = fit(0.0, w)
     note = (f"tf {io.id!r}: the Numerator has a higher degree than the Denominator (improper); only its "
             f"first {n + 1} coefficients are used") if model.improper else None
     init_note = _note_at_init(io.ctx, note)
@@ -570,7 +570,7 @@ def lpf(io):
     S, o, ctx = io.S, io.outs[0], io.ctx
     k = float(ctx.dt) * _cutoff(io)
     u_of = input_reader(io, w)
-    zero = 0.0 if w == 1 else np.zeros(w)
+    zero = fit(0.0, w)
     x = zero
 
     def init():
@@ -601,7 +601,7 @@ def hpf(io):
     S, o, ctx = io.S, io.outs[0], io.ctx
     k = float(ctx.dt) * _cutoff(io)
     u_of = input_reader(io, w)
-    zero = 0.0 if w == 1 else np.zeros(w)
+    zero = fit(0.0, w)
     x = latch = zero
 
     def init():
@@ -633,7 +633,7 @@ def derivative(io):
     S, o, ctx, w = io.S, io.outs[0], io.ctx, io.width
     inv_dt = 1.0 / max(float(ctx.dt), 1e-6)
     u_of = input_reader(io, w)
-    zero = 0.0 if w == 1 else np.zeros(w)
+    zero = fit(0.0, w)
     prev, primed, held = zero, False, zero
 
     def init():
@@ -680,7 +680,7 @@ def pid(io):
     inv = max(dt, 1e-6)
     clamp = _scalar_clamp(lo, hi) if w == 1 else _vector_clamp(lo, hi)
     u_of = input_reader(io, w)
-    zero = 0.0 if w == 1 else np.zeros(w)
+    zero = fit(0.0, w)
     integral = last = zero    # last: the previous input (ideal) or the filter state
 
     def init():
@@ -802,7 +802,7 @@ def delay(io):
     if d0 > size - 2:
         d0, frac = size - 2, 1.0
     u_of = input_reader(io, w)
-    zero = 0.0 if w == 1 else np.zeros(w)
+    zero = fit(0.0, w)
     ring = [zero] * size
     base = 0
 

@@ -30,7 +30,7 @@ import math
 import numpy as np
 
 from ..signals import round_half_away
-from . import Code, Phases, block, elementwise
+from . import Code, Phases, block, elementwise, fit
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -89,7 +89,7 @@ def _previous_sample(io, param: str, scalar_rule, vector_rule):
         return Phases()
     S, o, ctx, w = io.S, io.outs[0], io.ctx, io.width
     seed = io.initial(param, w)
-    zero = 0.0 if w == 1 else np.zeros(w)
+    zero = fit(0.0, w)
     prev = seed
     held = zero   # output of the last committed pass, replayed by side-effect-free passes
 
@@ -169,7 +169,7 @@ def zoh(io):
         return Phases()
     S, o, ctx, w = io.S, io.outs[0], io.ctx, io.width
     ts = max(0.001, float(io.params["SampleTime"]))
-    zero = 0.0 if w == 1 else np.zeros(w)
+    zero = fit(0.0, w)
     current = input_reader(io, w)
     held = zero
     next_hit = 0.0
@@ -255,7 +255,7 @@ def foh(io):
     S, o, ctx, w = io.S, io.outs[0], io.ctx, io.width
     ts = _sample_time(io)
     current = input_reader(io, w)
-    zero = 0.0 if w == 1 else np.zeros(w)
+    zero = fit(0.0, w)
     last = prev = zero
     last_t = next_hit = 0.0
 
@@ -309,7 +309,7 @@ def dtf(io):
     num, den = discrete_tf(io.params["Numerator"], io.params["Denominator"])
     nx, ny = len(num), len(den) - 1
     current = input_reader(io, w)
-    zero = 0.0 if w == 1 else np.zeros(w)
+    zero = fit(0.0, w)
     xh = [zero] * nx      # u[k-1], u[k-2], ... (index 0 is the newest)
     yh = [zero] * ny      # y[k-1], y[k-2], ...
     held, next_hit = zero, 0.0
@@ -366,7 +366,7 @@ def ddelay(io):
         io.fail("param_range", f"DelayLength {length:g} needs {steps * w} buffered elements "
                 f"(limit {_MAX_BUFFER})", "DelayLength")
     current = input_reader(io, w)
-    zero = 0.0 if w == 1 else np.zeros(w)
+    zero = fit(0.0, w)
     ring = [zero] * steps
     head, latch, next_hit = 0, zero, 0.0
 
@@ -482,7 +482,7 @@ def dstate_space(io):
         a, b, c, d = (float(np.asarray(p.get(k, 0.0), dtype=float).reshape(-1)[0])
                       if np.asarray(p.get(k, 0.0)).size else 0.0 for k in "ABCD")
         current = input_reader(io, w)
-        zero = 0.0 if w == 1 else np.zeros(w)
+        zero = fit(0.0, w)
         x, next_hit = zero, 0.0
 
         def init():

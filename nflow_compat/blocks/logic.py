@@ -17,7 +17,7 @@ import operator
 import numpy as np
 
 from ..signals import round_half_away
-from . import Code, Phases, block, scalar_out
+from . import Code, Phases, block, fit, pointwise, scalar_out
 
 # Relational operator spellings nflow accepts (compareToConstant, compareToZero,
 # relationalOperator), each mapped to the numpy ufunc that implements it. The numpy
@@ -58,21 +58,11 @@ def _relop(io, name: str):
 
 def _compare_to(io, const: float, name: str):
     """u <op> const element-wise; unconnected input: nothing written."""
-    i, o, S = io.ins[0], io.outs[0], io.S
     ufunc = _relop(io, name)
-    if i is None:
+    if io.ins[0] is None:
         return Phases()
-    if io.width == 1:
-        cmp = _SCALAR[ufunc]
-
-        def algebraic():
-            S[o] = 1.0 if cmp(S[i], const) else 0.0
-        return Phases(algebraic=algebraic, array=lambda t, u: [_as_flag(ufunc(u[0], const))],
-                      code=Code(algebraic=f"y0 = 1.0 if u0 {_SYMBOL[ufunc]} c else 0.0", constants={"c": const}))
-
-    def algebraic():
-        S[o] = ufunc(S[i], const).astype(float)
-    return Phases(algebraic=algebraic)
+    return pointwise(io, (0,), lambda u: _as_flag(ufunc(u, const)), array=lambda t, u: [_as_flag(ufunc(u[0], const))],
+                     code=Code(algebraic=f"y0 = 1.0 if u0 {_SYMBOL[ufunc]} c else 0.0", constants={"c": const}))
 
 
 @block("compareToConstant")
@@ -91,22 +81,11 @@ def compare_to_zero(io):
 def relational_operator(io):
     """1 where 'u0 Operator u1' holds, else 0; both inputs are required, else nothing
     is written."""
-    a, c = io.ins[0], io.ins[1]
-    S, o = io.S, io.outs[0]
     ufunc = _relop(io, "Operator")
-    if a is None or c is None:
+    if io.ins[0] is None or io.ins[1] is None:
         return Phases()
-    if io.width == 1:
-        cmp = _SCALAR[ufunc]
-
-        def algebraic():
-            S[o] = 1.0 if cmp(S[a], S[c]) else 0.0
-        return Phases(algebraic=algebraic, array=lambda t, u: [_as_flag(ufunc(u[0], u[1]))],
-                      code=Code(algebraic=f"y0 = 1.0 if u0 {_SYMBOL[ufunc]} u1 else 0.0"))
-
-    def algebraic():
-        S[o] = ufunc(S[a], S[c]).astype(float)
-    return Phases(algebraic=algebraic)
+    return pointwise(io, (0, 1), lambda x, y: _as_flag(ufunc(x, y)), array=lambda t, u: [_as_flag(ufunc(u[0], u[1]))],
+                     code=Code(algebraic=f"y0 = 1.0 if u0 {_SYMBOL[ufunc]} u1 else 0.0"))
 
 
 @block("intervalTest")
@@ -116,25 +95,14 @@ def interval_test(io):
     p = io.params
     lo, up = float(p["LowerLimit"]), float(p["UpperLimit"])
     closed_left, closed_right = float(p["IntervalClosedLeft"]) != 0.0, float(p["IntervalClosedRight"]) != 0.0
-    i, o, S = io.ins[0], io.outs[0], io.S
-    if i is None:
+    if io.ins[0] is None:
         return Phases()
     above = np.greater_equal if closed_left else np.greater
     below = np.less_equal if closed_right else np.less
-    if io.width == 1:
-        ok_lo, ok_up = _SCALAR[above], _SCALAR[below]
-
-        def algebraic():
-            x = S[i]
-            S[o] = 1.0 if ok_lo(x, lo) and ok_up(x, up) else 0.0
-        text = f"y0 = 1.0 if u0 {_SYMBOL[above]} lo and u0 {_SYMBOL[below]} up else 0.0"
-        return Phases(algebraic=algebraic, array=lambda t, u: [_as_flag(above(u[0], lo) & below(u[0], up))],
-                      code=Code(algebraic=text, constants={"lo": lo, "up": up}))
-    else:
-        def algebraic():
-            x = S[i]
-            S[o] = (above(x, lo) & below(x, up)).astype(float)
-    return Phases(algebraic=algebraic)
+    text = f"y0 = 1.0 if u0 {_SYMBOL[above]} lo and u0 {_SYMBOL[below]} up else 0.0"
+    return pointwise(io, (0,), lambda x: _as_flag(above(x, lo) & below(x, up)),
+                     array=lambda t, u: [_as_flag(above(u[0], lo) & below(u[0], up))],
+                     code=Code(algebraic=text, constants={"lo": lo, "up": up}))
 
 
 LOGICAL_OPERATORS = ("AND", "OR", "NAND", "NOR", "XOR", "XNOR", "NOT")
@@ -148,7 +116,7 @@ def _truth(v):
 def _constant_output(io, value: float) -> Phases:
     """A block whose output is settled by its wiring alone (e.g. AND with an open port)."""
     S, o, width = io.S, io.outs[0], io.width
-    const = value if width == 1 else np.full(width, value)
+    const = fit(value, width)
 
     def algebraic():
         S[o] = const
@@ -172,19 +140,10 @@ def logical_operator(io):
     missing = len(declared) - len(slots)
 
     if op == "NOT":
-        first = io.ins[0] if io.ins else None
-        if first is None:
+        if not io.ins or io.ins[0] is None:
             return _constant_output(io, 1.0)
-        if width == 1:
-            def algebraic():
-                S[o] = 1.0 if S[first] == 0.0 else 0.0
-            return Phases(algebraic=algebraic, array=lambda t, u: [_as_flag(u[0] == 0.0)],
-                          code=Code(algebraic="y0 = 1.0 if u0 == 0.0 else 0.0"))
-        else:
-            def algebraic():
-                # input 0 may be a broadcast scalar when another port is wider
-                S[o] = np.broadcast_to(np.asarray(S[first]) == 0.0, (width,)).astype(float)
-        return Phases(algebraic=algebraic)
+        return pointwise(io, (0,), lambda u: _as_flag(u == 0.0), array=lambda t, u: [_as_flag(u[0] == 0.0)],
+                         code=Code(algebraic="y0 = 1.0 if u0 == 0.0 else 0.0"))
 
     # An unconnected port is a false input: AND / NAND are settled by it.
     if missing and op == "AND":
@@ -365,26 +324,13 @@ def not_(io):
     """1 where the input is not true, i.e. 0 or NaN; else 0. An unconnected input reads
     0, so the output is 1."""
     i, o, S, width = io.ins[0] if io.ins else None, io.outs[0], io.S, io.width
-    if i is None:
-        const = 1.0 if width == 1 else np.ones(width)
+    if i is not None:
+        return pointwise(io, (0,), lambda v: _as_flag(~_truth(v)), array=lambda t, u: [_as_flag(~_truth(u[0]))],
+                         code=Code(algebraic=f"y0 = 0.0 if {_TRUE.format(0)} else 1.0"))
+    const = fit(1.0, width)
 
-        def algebraic():
-            S[o] = const
-    elif width == 1:
-        def algebraic():
-            v = S[i]
-            S[o] = 0.0 if v != 0.0 and v == v else 1.0
-        return Phases(algebraic=algebraic, array=lambda t, u: [_as_flag(~_truth(u[0]))],
-                      code=Code(algebraic=f"y0 = 0.0 if {_TRUE.format(0)} else 1.0"))
-    elif io.in_widths[0] == 1:
-        # a scalar input 0 (broadcast when another declared port is wider)
-        def algebraic():
-            v = S[i]
-            y = 0.0 if v != 0.0 and v == v else 1.0
-            S[o] = y if width == 1 else np.full(width, y)
-    else:
-        def algebraic():
-            S[o] = (~_truth(S[i])).astype(float)
+    def algebraic():
+        S[o] = const
     return Phases(algebraic=algebraic)
 
 
@@ -396,23 +342,13 @@ def interval_test_dynamic(io):
     p = io.params
     closed_left = float(p["IntervalClosedLeft"]) != 0.0
     closed_right = float(p["IntervalClosedRight"]) != 0.0
-    lo, u, up = (io.ins + [None, None, None])[:3]
-    S, o = io.S, io.outs[0]
-    if lo is None or u is None or up is None:
+    if None in (io.ins + [None, None, None])[:3]:
         return Phases()
     above = np.greater_equal if closed_left else np.greater
     below = np.less_equal if closed_right else np.less
-    if io.width == 1:
-        ok_lo, ok_up = _SCALAR[above], _SCALAR[below]
-
-        def algebraic():
-            x = S[u]
-            S[o] = 1.0 if ok_lo(x, S[lo]) and ok_up(x, S[up]) else 0.0
-    else:
-        def algebraic():
-            x = S[u]
-            S[o] = np.broadcast_to(above(x, S[lo]) & below(x, S[up]), (io.width,)).astype(float)
-    return Phases(algebraic=algebraic)
+    ok_lo, ok_up = _SCALAR[above], _SCALAR[below]
+    return pointwise(io, (0, 1, 2), lambda lo, x, up: _as_flag(above(x, lo) & below(x, up)),
+                     scalar=lambda lo, x, up: 1.0 if ok_lo(x, lo) and ok_up(x, up) else 0.0)
 
 
 # ============================================================================= bit blocks

@@ -30,7 +30,7 @@ import numpy as np
 from ..errors import DiagramError
 from ..expr import floor_mod, floor_mod_scalar
 from ..signals import Shaped, dims_of, round_half_away
-from . import Code, Phases, block, scalar_out
+from . import Code, Phases, block, fit, pointwise, scalar_out
 
 TINY = 1e-300   # divide: smallest denominator magnitude, sign kept (+ for 0 and -0)
 
@@ -84,7 +84,7 @@ def sum_(io):
             io.ctx.warnings.append(note)
 
     if not terms:
-        zero = 0.0 if width == 1 else np.zeros(width)
+        zero = fit(0.0, width)
 
         def algebraic():
             S[o] = zero
@@ -147,7 +147,7 @@ def mult(io):
     slots = [slot for slot, _ in _connected(io)]
     S, o, width = io.S, io.outs[0], io.width
     if not slots:
-        one = 1.0 if width == 1 else np.ones(width)
+        one = fit(1.0, width)
 
         def algebraic():
             S[o] = one
@@ -181,7 +181,7 @@ def _product_forms(ports, width) -> dict:
     """mult's array form and template: the product of the ``ports`` in port order (1.0
     times a lone factor, ones for none), as its closures multiply."""
     if not ports:
-        one = 1.0 if width == 1 else np.ones(width)
+        one = fit(1.0, width)
         return {"array": lambda t, u: [np.ones(t.size)], "code": Code(algebraic="y0 = one", constants={"one": one})}
     factors = ["1.0", f"u{ports[0]}"] if len(ports) == 1 else [f"u{port}" for port in ports]
 
@@ -211,22 +211,10 @@ def bias(io):
 def abs_(io):
     """y = |u| (the magnitude of a complex input: a real output); unconnected: nothing
     written."""
-    i, o, S = io.ins[0], io.outs[0], io.S
-    if i is None:
+    if io.ins[0] is None:
         return Phases()
-    if io.width == 1:
-        def algebraic():
-            try:
-                S[o] = abs(S[i])
-            except OverflowError:     # |z| of a complex past the double range: inf, as C's hypot
-                z = S[i]
-                S[o] = math.hypot(z.real, z.imag)
-        return Phases(algebraic=algebraic, array=lambda t, u: [np.abs(u[0])], code=Code(algebraic=_ABS_TEXT,
-                      constants={"abs": abs, "hypot": math.hypot, "OverflowError": OverflowError}))
-
-    def algebraic():
-        S[o] = np.abs(S[i])
-    return Phases(algebraic=algebraic)
+    return pointwise(io, (0,), np.abs, array=lambda t, u: [np.abs(u[0])], code=Code(
+        algebraic=_ABS_TEXT, constants={"abs": abs, "hypot": math.hypot, "OverflowError": OverflowError}))
 
 
 _ABS_TEXT = """
@@ -241,21 +229,11 @@ except OverflowError:
 def sign(io):
     """y = +1 for u > 0, -1 for u < 0, else 0 (so 0, -0 and NaN all give 0);
     unconnected: nothing written."""
-    i, o, S = io.ins[0], io.outs[0], io.S
-    if i is None:
+    if io.ins[0] is None:
         return Phases()
-    if io.width == 1:
-        def algebraic():
-            u = S[i]
-            S[o] = 1.0 if u > 0.0 else (-1.0 if u < 0.0 else 0.0)
-        return Phases(algebraic=algebraic,
-                      array=lambda t, u: [np.where(u[0] > 0.0, 1.0, np.where(u[0] < 0.0, -1.0, 0.0))],
-                      code=Code(algebraic="y0 = 1.0 if u0 > 0.0 else (-1.0 if u0 < 0.0 else 0.0)"))
-
-    def algebraic():
-        u = S[i]
-        S[o] = (u > 0.0).astype(float) - (u < 0.0).astype(float)
-    return Phases(algebraic=algebraic)
+    return pointwise(io, (0,), lambda u: (u > 0.0).astype(float) - (u < 0.0).astype(float),
+                     array=lambda t, u: [np.where(u[0] > 0.0, 1.0, np.where(u[0] < 0.0, -1.0, 0.0))],
+                     code=Code(algebraic="y0 = 1.0 if u0 > 0.0 else (-1.0 if u0 < 0.0 else 0.0)"))
 
 
 @block("negate")
@@ -324,42 +302,22 @@ def divide(io):
 def min_(io):
     """y = std::min(u0, u1) element-wise, i.e. (u1 < u0) ? u1 : u0: when either is NaN
     the first input is passed. Both inputs are required, else nothing is written."""
-    a, c = io.ins[0], io.ins[1]
-    S, o = io.S, io.outs[0]
-    if a is None or c is None:
+    if io.ins[0] is None or io.ins[1] is None:
         return Phases()
-    if io.width == 1:
-        def algebraic():
-            x, y = S[a], S[c]
-            S[o] = y if y < x else x
-        return Phases(algebraic=algebraic, array=lambda t, u: [np.where(u[1] < u[0], u[1], u[0])],
-                      code=Code(algebraic="y0 = u1 if u1 < u0 else u0"))
-    else:
-        def algebraic():
-            x, y = S[a], S[c]
-            S[o] = np.where(y < x, y, x).astype(float)
-    return Phases(algebraic=algebraic)
+    return pointwise(io, (0, 1), lambda x, y: np.where(y < x, y, x).astype(float),
+                     array=lambda t, u: [np.where(u[1] < u[0], u[1], u[0])],
+                     code=Code(algebraic="y0 = u1 if u1 < u0 else u0"))
 
 
 @block("max")
 def max_(io):
     """y = std::max(u0, u1) element-wise, i.e. (u0 < u1) ? u1 : u0: when either is NaN
     the first input is passed. Both inputs are required, else nothing is written."""
-    a, c = io.ins[0], io.ins[1]
-    S, o = io.S, io.outs[0]
-    if a is None or c is None:
+    if io.ins[0] is None or io.ins[1] is None:
         return Phases()
-    if io.width == 1:
-        def algebraic():
-            x, y = S[a], S[c]
-            S[o] = y if x < y else x
-        return Phases(algebraic=algebraic, array=lambda t, u: [np.where(u[0] < u[1], u[1], u[0])],
-                      code=Code(algebraic="y0 = u1 if u0 < u1 else u0"))
-    else:
-        def algebraic():
-            x, y = S[a], S[c]
-            S[o] = np.where(x < y, y, x).astype(float)
-    return Phases(algebraic=algebraic)
+    return pointwise(io, (0, 1), lambda x, y: np.where(x < y, y, x).astype(float),
+                     array=lambda t, u: [np.where(u[0] < u[1], u[1], u[0])],
+                     code=Code(algebraic="y0 = u1 if u0 < u1 else u0"))
 
 
 @block("polynomial")
@@ -373,7 +331,7 @@ def polynomial(io):
         return Phases()
     if len(coeffs) <= 1:
         value = coeffs[0] if coeffs else 0.0
-        const = value if width == 1 else np.full(width, value)
+        const = fit(value, width)
 
         def algebraic():
             S[o] = const
@@ -498,46 +456,17 @@ _CALLS = {1: "y0 = fn(u0)", 2: "y0 = fn(u0, u1)"}
 
 def _unary(io, scalar_fn, vector_fn):
     """y = fn(u0) element-wise; unconnected input 0: nothing written."""
-    i, o, S = io.ins[0], io.outs[0], io.S
-    if i is None:
+    if io.ins[0] is None:
         return Phases()
-    if io.width == 1:
-        def algebraic():
-            S[o] = scalar_fn(S[i])
-        return Phases(algebraic=algebraic, **_mapped_forms(scalar_fn, 1))
-    elif io.in_widths[0] == io.width:
-        def algebraic():
-            S[o] = vector_fn(S[i])
-    else:
-        full = np.full   # input 0 is a scalar broadcast to a wider input 1's width
-        width = io.width
-
-        def algebraic():
-            S[o] = full(width, scalar_fn(S[i]))
-    return Phases(algebraic=algebraic)
+    return pointwise(io, (0,), vector_fn, **_mapped_forms(scalar_fn, 1))
 
 
 def _binary(io, scalar_fn, vector_fn):
     """y = fn(u0, u1) element-wise; nothing is written unless both inputs are connected."""
-    a = io.ins[0]
-    b = io.ins[1] if len(io.ins) > 1 else None
-    S, o = io.S, io.outs[0]
-    if a is None or b is None:
+    if io.ins[0] is None or len(io.ins) < 2 or io.ins[1] is None:
         return Phases()
-    width = io.width
-    if width == 1:
-        def algebraic():
-            S[o] = scalar_fn(S[a], S[b])
-        return Phases(algebraic=algebraic, **_mapped_forms(scalar_fn, 2))
-    elif max(io.in_widths[0], io.in_widths[1]) < width:
-        full = np.full   # both scalars, broadcast to a wider third declared port
-
-        def algebraic():
-            S[o] = full(width, scalar_fn(S[a], S[b]))
-    else:
-        def algebraic():
-            S[o] = np.asarray(vector_fn(S[a], S[b]), dtype=float)
-    return Phases(algebraic=algebraic)
+    return pointwise(io, (0, 1), lambda x, y: np.asarray(vector_fn(x, y), dtype=float),
+                     **_mapped_forms(scalar_fn, 2))
 
 
 @block("mathFunction")
@@ -668,23 +597,9 @@ def wrap_to_zero(io):
     """y = 0 where u > Threshold (strictly: u = Threshold passes), else u; NaN passes.
     Unconnected input: nothing written."""
     thr = float(io.params["Threshold"])
-    i, o, S = io.ins[0], io.outs[0], io.S
-    if i is None:
+    if io.ins[0] is None:
         return Phases()
-    width = io.width
-    if width == 1:
-        def algebraic():
-            u = S[i]
-            S[o] = 0.0 if u > thr else u
-    elif io.in_widths[0] == 1:
-        def algebraic():
-            u = S[i]
-            S[o] = np.full(width, 0.0 if u > thr else u)
-    else:
-        def algebraic():
-            u = S[i]
-            S[o] = np.where(u > thr, 0.0, u)
-    return Phases(algebraic=algebraic)
+    return pointwise(io, (0,), lambda u: np.where(u > thr, 0.0, u), scalar=lambda u: 0.0 if u > thr else u)
 
 
 # ============================================================================= vector math
@@ -924,21 +839,12 @@ def complex_to_magnitude_angle(io):
 @block("conjugate", complex=(True, -1))
 def conjugate(io):
     """y = conj(u) element-wise: the identity on a real input. Unconnected reads 0."""
-    S, o, w = io.S, io.outs[0], io.width
-    slot = io.ins[0]
-    if slot is None:
-        zero = 0.0 if w == 1 else np.zeros(w)
+    if io.ins[0] is not None:
+        return pointwise(io, (0,), np.conj, scalar=lambda u: u.conjugate())
+    S, o, zero = io.S, io.outs[0], fit(0.0, io.width)
 
-        def algebraic():
-            S[o] = zero
-    elif w == 1:
-        def algebraic():
-            S[o] = S[slot].conjugate()
-    else:
-        conj = np.conj
-
-        def algebraic():
-            S[o] = conj(S[slot])
+    def algebraic():
+        S[o] = zero
     return Phases(algebraic=algebraic)
 
 

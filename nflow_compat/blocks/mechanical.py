@@ -20,35 +20,34 @@ def _sensor_widths(block, in_widths):
 def _build(io):
     member = io.physical   # its island's feeds are wired by physical.islands.lower
     phases = Phases(part=member.part if member.owner else None)
-    readers = [(io.outs[port], read) for port, read in member.readers.items() if port < len(io.outs)]
+    readers = [(io.outs[port], reader) for port, reader in member.readers.items() if port < len(io.outs)]
     if readers:
         S = io.S
+        reads = [(o, reader.read) for o, reader in readers]
 
         def output():
-            for o, read in readers:
+            for o, read in reads:
                 S[o] = read()
         # pure when every reader only reads its island: the engine may then skip this
         # closure where nothing but recorders reads it (engine.continuous)
-        output.pure = all(read.pure for _, read in readers)
-        linear = {o: read.linear for o, read in readers}
+        phases.pure = all(reader.pure for _, reader in readers)
+        linear = {o: reader.linear for o, reader in readers}
         if all(term is not None for term in linear.values()):
             # every output is a fixed linear function of the island state: the engine may
             # compute the recorded values in bulk (engine.continuous)
-            output.linear = linear
+            phases.linear = linear
         # outputs that are functions of time and the island's state alone: likewise
-        of_state = {o: read.of_state for o, read in readers if read.of_state is not None}
-        if of_state:
-            output.of_state = of_state
-        rates = [(io.outs[port], read) for port, read in member.rates.items() if port < len(io.outs)]
+        phases.of_state = {o: reader.of_state for o, reader in readers if reader.of_state is not None} or None
+        rates = [(io.outs[port], reader.read) for port, reader in member.rates.items() if port < len(io.outs)]
         if rates:
             def rate(R):
                 for o, read in rates:
                     R[o] = read()
             phases.rate, phases.rate_reads = rate, member.rate_reads
-        reads = tuple(sorted({slot for _, read in readers for slot in getattr(read, "reads", ())}))
-        if reads:
+        extra = tuple(sorted({slot for _, reader in readers for slot in reader.reads}))
+        if extra:
             # a value computed from what drives the island right now: after its writers
-            phases.algebraic, phases.reads = output, reads
+            phases.algebraic, phases.reads = output, extra
         else:
             phases.output = output
     return phases

@@ -27,7 +27,7 @@ import numpy as np
 
 from ..parts import crossing_part
 from ..signals import round_half_away
-from . import Code, Phases, block
+from . import Code, Phases, block, pointwise, pointwise_state
 
 
 def _band_surfaces(S, i, lo, hi):
@@ -61,31 +61,23 @@ def saturation(io):
     limit, a NaN input stays NaN, and LowerLimit > UpperLimit gives UpperLimit."""
     lo, hi = io.params["LowerLimit"], io.params["UpperLimit"]
     i, o = _slots(io)
-    S = io.S
     if i is None or o is None:
         return Phases()
     where = np.where
-    if io.width == 1:
-        def algebraic():
-            u = S[i]
-            v = lo if u < lo else u
-            S[o] = hi if hi < v else v
 
-        def array(t, inputs):
-            u = inputs[0]
-            v = u.copy()        # the two comparisons of the closure, as masks (cheaper than where)
-            v[u < lo] = lo
-            v[hi < v] = hi
-            return [v]
-        return Phases(algebraic=algebraic, part=crossing_part(io, _band_surfaces(S, i, lo, hi)), array=array,
-                      code=Code(algebraic="v = lo if u0 < lo else u0\ny0 = hi if hi < v else v",
-                                constants={"lo": lo, "hi": hi}))
-
-    def algebraic():
-        u = S[i]
+    def vector(u):
         v = where(u < lo, lo, u)
-        S[o] = where(hi < v, hi, v)
-    return Phases(algebraic=algebraic, part=crossing_part(io, _band_surfaces(S, i, lo, hi)))
+        return where(hi < v, hi, v)
+
+    def array(t, inputs):
+        u = inputs[0]
+        v = u.copy()        # the two comparisons of the closure, as masks (cheaper than where)
+        v[u < lo] = lo
+        v[hi < v] = hi
+        return [v]
+    return pointwise(io, (0,), vector, array=array, part=crossing_part(io, _band_surfaces(io.S, i, lo, hi)),
+                     code=Code(algebraic="v = lo if u0 < lo else u0\ny0 = hi if hi < v else v",
+                               constants={"lo": lo, "hi": hi}))
 
 
 @block("deadZone")
@@ -93,26 +85,15 @@ def dead_zone(io):
     """u - LowerValue below the band, u - UpperValue above it, 0 inside (and for NaN)."""
     lo, hi = io.params["LowerValue"], io.params["UpperValue"]
     i, o = _slots(io)
-    S = io.S
     if i is None or o is None:
         return Phases()
     where = np.where
-    if io.width == 1:
-        def algebraic():
-            u = S[i]
-            S[o] = u - lo if u < lo else (u - hi if u > hi else 0.0)
 
-        def array(t, inputs):
-            u = inputs[0]
-            return [where(u < lo, u - lo, where(u > hi, u - hi, 0.0))]
-        return Phases(algebraic=algebraic, part=crossing_part(io, _band_surfaces(S, i, lo, hi)), array=array,
-                      code=Code(algebraic="y0 = u0 - lo if u0 < lo else (u0 - hi if u0 > hi else 0.0)",
-                                constants={"lo": lo, "hi": hi}))
-
-    def algebraic():
-        u = S[i]
-        S[o] = where(u < lo, u - lo, where(u > hi, u - hi, 0.0))
-    return Phases(algebraic=algebraic, part=crossing_part(io, _band_surfaces(S, i, lo, hi)))
+    def vector(u):
+        return where(u < lo, u - lo, where(u > hi, u - hi, 0.0))
+    return pointwise(io, (0,), vector, array=lambda t, u: [vector(u[0])], part=crossing_part(io, _band_surfaces(io.S, i, lo, hi)),
+                     code=Code(algebraic="y0 = u0 - lo if u0 < lo else (u0 - hi if u0 > hi else 0.0)",
+                               constants={"lo": lo, "hi": hi}))
 
 
 @block("quantizer")
@@ -138,20 +119,10 @@ def coulomb_viscous_friction(io):
     """y = Gain*u + Offset*sign(u) element-wise, sign(0) = sign(NaN) = 0."""
     g, c = io.params["Gain"], io.params["Offset"]
     i, o = _slots(io)
-    S = io.S
     if i is None or o is None:
         return Phases()
-    if io.width == 1:
-        def algebraic():
-            u = S[i]
-            s = 1.0 if u > 0.0 else (-1.0 if u < 0.0 else 0.0)
-            S[o] = g * u + c * s
-    else:
-        def algebraic():
-            u = S[i]
-            s = (u > 0.0).astype(float) - (u < 0.0)
-            S[o] = g * u + c * s
-    return Phases(algebraic=algebraic)
+    return pointwise(io, (0,), lambda u: g * u + c * ((u > 0.0).astype(float) - (u < 0.0)),
+                     scalar=lambda u: g * u + c * (1.0 if u > 0.0 else (-1.0 if u < 0.0 else 0.0)))
 
 
 # ----------------------------------------------------------------------------- stateful, feedthrough
@@ -162,40 +133,11 @@ def hysteresis(io):
     (which starts at yLow). Answers the current input in ALGEBRAIC; UPDATE latches."""
     p = io.params
     u_hi, u_lo, y_hi, y_lo = p["uHigh"], p["uLow"], p["yHigh"], p["yLow"]
-    i, o = _slots(io)
-    S = io.S
-    if o is None:
+    if _slots(io)[1] is None:
         return Phases()
-    width = io.width
-    state = y_lo
-
-    if width == 1:
-        def init():
-            nonlocal state
-            state = y_lo
-
-        def relay():
-            u = S[i] if i is not None else 0.0
-            return y_hi if u >= u_hi else (y_lo if u <= u_lo else state)
-    else:
-        where = np.where
-        zeros = np.zeros(width)
-
-        def init():
-            nonlocal state
-            state = np.full(width, y_lo)
-
-        def relay():
-            u = S[i] if i is not None else zeros
-            return where(u >= u_hi, y_hi, where(u <= u_lo, y_lo, state))
-
-    def algebraic():
-        S[o] = relay()
-
-    def update():
-        nonlocal state
-        state = relay()
-    return Phases(init=init, algebraic=algebraic, update=update)
+    where = np.where
+    return pointwise_state(io, lambda u, state: y_hi if u >= u_hi else (y_lo if u <= u_lo else state),
+                           lambda u, state: where(u >= u_hi, y_hi, where(u <= u_lo, y_lo, state)), y_lo)
 
 
 @block("rate")
@@ -205,48 +147,25 @@ def rate(io):
     (0 at the start). A NaN input gives prev - F*dt, as std::min/std::max do."""
     rise = _nonneg(io.params["RisingSlewLimit"])
     fall = _nonneg(io.params["FallingSlewLimit"])
-    i, o = _slots(io)
-    S, ctx = io.S, io.ctx
-    if o is None:
+    ctx = io.ctx
+    if _slots(io)[1] is None:
         return Phases()
-    width = io.width
-    prev = 0.0
+    where = np.where
 
-    if width == 1:
-        def init():
-            nonlocal prev
-            prev = 0.0
+    def scalar(u, prev):
+        dt = ctx.dt
+        low = prev - fall * dt
+        high = prev + rise * dt
+        m = u if low < u else low
+        return m if m < high else high
 
-        def limited():
-            dt = ctx.dt
-            u = S[i] if i is not None else 0.0
-            low = prev - fall * dt
-            high = prev + rise * dt
-            m = u if low < u else low
-            return m if m < high else high
-    else:
-        where = np.where
-        zeros = np.zeros(width)
-
-        def init():
-            nonlocal prev
-            prev = np.zeros(width)
-
-        def limited():
-            dt = ctx.dt
-            u = S[i] if i is not None else zeros
-            low = prev - fall * dt
-            high = prev + rise * dt
-            m = where(low < u, u, low)
-            return where(m < high, m, high)
-
-    def algebraic():
-        S[o] = limited()
-
-    def update():
-        nonlocal prev
-        prev = limited()
-    return Phases(init=init, algebraic=algebraic, update=update)
+    def vector(u, prev):
+        dt = ctx.dt
+        low = prev - fall * dt
+        high = prev + rise * dt
+        m = where(low < u, u, low)
+        return where(m < high, m, high)
+    return pointwise_state(io, scalar, vector, 0.0)
 
 
 @block("backlash")
@@ -255,44 +174,18 @@ def backlash(io):
     start) holds while u stays within w/2 of it, else follows at u -/+ w/2."""
     w = _nonneg(io.params["BacklashWidth"])
     half = w / 2.0
-    i, o = _slots(io)
-    S = io.S
-    if o is None:
+    if _slots(io)[1] is None:
         return Phases()
-    width = io.width
-    prev = 0.0
+    where = np.where
 
-    if width == 1:
-        def init():
-            nonlocal prev
-            prev = 0.0
-
-        def played():
-            u = S[i] if i is not None else 0.0
-            if u > prev + half:
-                return u - half
-            if u < prev - half:
-                return u + half
-            return prev
-    else:
-        where = np.where
-        zeros = np.zeros(width)
-
-        def init():
-            nonlocal prev
-            prev = np.zeros(width)
-
-        def played():
-            u = S[i] if i is not None else zeros
-            return where(u > prev + half, u - half, where(u < prev - half, u + half, prev))
-
-    def algebraic():
-        S[o] = played()
-
-    def update():
-        nonlocal prev
-        prev = played()
-    return Phases(init=init, algebraic=algebraic, update=update)
+    def scalar(u, prev):
+        if u > prev + half:
+            return u - half
+        if u < prev - half:
+            return u + half
+        return prev
+    return pointwise_state(io, scalar, lambda u, prev: where(u > prev + half, u - half,
+                                                             where(u < prev - half, u + half, prev)), 0.0)
 
 
 # ----------------------------------------------------------------------------- stateful, OUTPUT

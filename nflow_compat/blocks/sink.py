@@ -8,7 +8,7 @@ import numpy as np
 
 from ..files import BASE_DIR_KEY, confined_path, confined_base, write_csv
 from ..results import Recording, workspace_value
-from . import Phases, block, no_outputs
+from . import BulkRecord, Phases, block, fit, no_outputs
 from .discrete import scalar_reader
 
 NAN = math.nan
@@ -50,7 +50,7 @@ def to_workspace(io):
     decimation = _decimation(p["Decimation"])
     ctx, S, slot = io.ctx, io.S, io.ins[0]
     rec = Recording(-(-ctx.n_samples // decimation), width, _window(p["MaxDataPoints"]))
-    nan_row = NAN if width == 1 else np.full(width, NAN)
+    nan_row = fit(NAN, width)
     count = 0
 
     def init():
@@ -69,10 +69,8 @@ def to_workspace(io):
             count += 1
 
     def bulk(step_times, column):
-        """What ``len(step_times)`` consecutive after_step calls would record, at once:
-        ``step_times`` holds each step's ctx.t and ``column`` the input at each step (a
-        1-D float array; None for an unconnected input), for a width-1 input. Decimation
-        and MaxDataPoints apply as per step (the step count carries over)."""
+        """``BulkRecord.record`` for a width-1 input: Decimation and MaxDataPoints apply as
+        per step (the step count carries over)."""
         nonlocal count
         n = len(step_times)
         first = (-count) % decimation if decimation > 1 else 0
@@ -82,14 +80,11 @@ def to_workspace(io):
         column = np.full(n, NAN) if column is None else np.asarray(column, dtype=float)
         rec.extend(kept, column[first::decimation].reshape(-1, 1))
 
-    if width == 1:
-        after_step.bulk = bulk
-        bulk.slot = slot
-
     def result():
         times, data = rec.arrays()
         return "workspace", p["VariableName"], workspace_value(p["SaveFormat"], io.id, times, data)
-    return Phases(init=init, after_step=after_step, result=result, recorded=rec.size)
+    return Phases(init=init, after_step=after_step, result=result, recorded=rec.size,
+                  bulk=BulkRecord(bulk, slot) if width == 1 else None)
 
 
 @block("stopSimulation", widths=no_outputs, feedthrough=False, reads_after_step=True)
@@ -245,7 +240,7 @@ def file_sink(io):
         if note:
             ctx.warnings.append(note)
 
-    zero = 0.0 if width == 1 else np.zeros(width)
+    zero = fit(0.0, width)
 
     def result():
         times, values = rec.arrays()

@@ -16,7 +16,7 @@ import numpy as np
 from ..errors import DiagramError
 from ..files import confined_path, read_samples_csv
 from ..signals import Shaped, quantize
-from . import Code, Phases, block
+from . import Code, Phases, block, fit
 
 TWO_PI = 2.0 * math.pi
 
@@ -653,7 +653,7 @@ def label_source(io):
     if not io.outs or io.params.get("isExternalPort"):
         return Phases()
     S, o, route = io.S, io.outs[0], io.ins[-1]
-    zero = 0.0 if io.width == 1 else np.zeros(io.width)
+    zero = fit(0.0, io.width)
 
     def output():
         S[o] = zero if route is None else S[route]
@@ -666,8 +666,8 @@ def label_source(io):
 # run ('times' and 'values', as for fromWorkspace). Here those arrays may be given in the
 # diagram, or read from the CSV file the block names (FileName, else 'path' as the block
 # inspector calls it), which must lie inside the caller's base directory (see
-# ``confined_path``); ``engine.plan`` calls ``preload_file_source`` for that before the
-# widths are worked out, as nflow's builtin does before the run.
+# ``confined_path``); ``preload_file_source`` (the handler's ``prepare``) reads it when the
+# plan is compiled, before the widths are worked out, as nflow's builtin does before the run.
 
 _FILE_SAMPLES = "_file_samples"    # params entry preload_file_source fills from the CSV file
 
@@ -725,7 +725,7 @@ def _file_source_widths(block, in_widths):
     return [width] * block.outputs
 
 
-@block("fileSource", widths=_file_source_widths, feedthrough=False)
+@block("fileSource", widths=_file_source_widths, feedthrough=False, prepare=preload_file_source)
 def file_source(io):
     """Piecewise-constant playback, as nflow's handler: the value of the last sample whose
     time is <= t (the first sample before the first time); 0 with no samples, and 0 for
@@ -759,7 +759,7 @@ def file_source(io):
         note = (f"fileSource {io.id!r}: no samples (no 'times' and no FileName, or an empty file); it outputs 0")
     elif p.get("valuesImag") is not None:   # nflow's handler reads 'values' only
         note = f"fileSource {io.id!r}: 'valuesImag' is ignored; it plays back the real part ('values'), as nflow does"
-    zero = 0.0 if out_w == 1 else np.zeros(out_w)
+    zero = fit(0.0, out_w)
 
     def init():
         if note:

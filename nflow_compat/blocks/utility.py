@@ -409,7 +409,7 @@ def selector(io):
     picks = [pick(i) for i in range(w)]
     slot = input_slot(io)
     if slot is None:
-        zero = 0.0 if w == 1 else np.zeros(w)
+        zero = fit(0.0, w)
 
         def algebraic():
             S[o] = zero
@@ -601,7 +601,7 @@ def reshape(io):
     S, o, w = io.S, io.outs[0], io.width
     slot = input_slot(io)
     if slot is None:
-        zero = 0.0 if w == 1 else np.zeros(w)
+        zero = fit(0.0, w)
 
         def algebraic():
             S[o] = zero
@@ -944,7 +944,7 @@ def convert(io):
     S, o, w = io.S, io.outs[0], io.width
     slot = input_slot(io)
     if slot is None:
-        value = cast(0.0 if w == 1 else np.zeros(w), type_name, rounding, saturate)
+        value = cast(fit(0.0, w), type_name, rounding, saturate)
 
         def algebraic():
             S[o] = value
@@ -1006,7 +1006,8 @@ def merge(io):
     return Phases(init=init, algebraic=algebraic)
 
 
-@block("functionCallGenerator", widths=scalar_out, feedthrough=False)
+@block("functionCallGenerator", widths=scalar_out, feedthrough=False,
+       calls=lambda block: int(block.params.get("NumberOfIterations", 1)))
 def function_call_generator(io):
     """Calls the function-call subsystems wired to its output (directly or through
     functionCallSplit) NumberOfIterations times per step: each call is the body's
@@ -1028,7 +1029,7 @@ def _split_width(block, in_widths):
     return [max(1, in_widths[0] if in_widths else 1)] * block.outputs
 
 
-@block("functionCallSplit", widths=_split_width, feedthrough=True)
+@block("functionCallSplit", widths=_split_width, feedthrough=True, routes_calls=True)
 def function_call_split(io):
     """Routes one function call to several callees, output 0's first (the plan compiler
     resolves the chain back to the generator and orders the callees). As a signal it
@@ -1064,7 +1065,7 @@ def iterator_number(io):
     return Phases(init=init, output=output)
 
 
-@block("iteratorCondition", widths=scalar_out, feedthrough=True)
+@block("iteratorCondition", widths=scalar_out, feedthrough=True, loop_condition=True)
 def iterator_condition(io):
     """The continue predicate of the enclosing while-iterator subsystem, mirrored on the
     output: after each pass a zero ends the loop (do-while). Unconnected: 1.0 (the loop

@@ -25,9 +25,12 @@ import functools
 import re
 
 from ..blocks import Code
+from ..generated import run_generated
+from .context import blame
 
 PHASES = ("output", "algebraic", "update", "after_step")
 _TEMPLATE_PHASES = ("output", "algebraic", "update")
+_BODY = 16     # the indent of a step's statements in the generated function
 _MARK = re.compile("\0(\\w+)\0")
 _PORT = re.compile("([uy])([0-9]+)")
 
@@ -51,21 +54,21 @@ class StepFunction:
     check)`` runs grid steps k0 .. k1-1 (``check(done)`` after every ``chunk`` of them) and
     returns the number of steps done when it ends (fewer on a stop); ``feeds`` holds an
     iterator over the column of each slot of ``fed``, in that order; ``state`` (from
-    ``start()``) carries the templates' state from slice to slice."""
+    ``start()``) carries the templates' state from slice to slice. An exception escaping
+    the steps is blamed (``context.blame``) on the phase closure whose call or inlined
+    statements stand at the line it escaped from."""
 
-    def __init__(self, source: str, line_owner: dict, fed: list, constants: tuple, calls: tuple,
+    def __init__(self, source: str, line_call: dict, fed: list, constants: tuple, calls: tuple,
                  state: tuple, S, ctx, inlined: int):
         self.source = source
         self.inlined = inlined             # blocks whose templates it runs
         self.calls = calls                 # the closures it calls
-        self.line_owner = line_owner       # line of the source -> index of the block it runs
+        self.line_call = line_call         # line of the source -> the phase closure it calls or inlines
         self.fed = fed
         self.initial_state = state
-        namespace = {"__builtins__": {}, "range": range, "zip": zip}
-        exec(compile(source, "<nflow step function>", "exec"), namespace)  # safe: generated from handler templates
+        namespace = run_generated(source, "<nflow step function>", {"range": range, "zip": zip, "Exception": Exception})
         self.function = namespace["step"]
-        self.code_object = self.function.__code__
-        self.bound = (S, ctx, ctx.dt, constants, calls)
+        self.bound = (S, ctx, ctx.dt, constants, calls, blame, line_call)
 
     def start(self) -> list:
         return list(self.initial_state)
@@ -113,7 +116,7 @@ class _Builder:
                 self.stored.update(p.reads)
                 if i not in self.inlined and i not in off_loop:
                     self.stored.update(s for s in self.ins[i] if s is not None)
-        self.lines, self.line_owner = [], {}
+        self.lines, self.line_call = [], {}
         self.calls, self.call_names = [], []
         self.constants, self.state = {}, {}     # generated name -> value, in order of first use
 
@@ -126,15 +129,15 @@ class _Builder:
                 if id(fn) in left_out:
                     self._feed(fn)
                 elif self.owner.get(id(fn), (None,))[0] in self.inlined:
-                    self._inline(*self.owner[id(fn)])
+                    self._inline(*self.owner[id(fn)], fn)
                 else:
                     self._call(fn)
         if len(self.lines) == body_start:
             return None
-        body, body_owner = self.lines, self.line_owner
-        self.lines, self.line_owner = [], {}
+        body, body_calls = self.lines, self.line_call
+        self.lines, self.line_call = [], {}
         state = ", ".join(self.state)
-        self._emit("def step(k0, k1, chunk, feeds, state, S, ctx, dt, constants, calls, check):", 0)
+        self._emit("def step(k0, k1, chunk, feeds, state, S, ctx, dt, constants, calls, blame, line_call, check):", 0)
         for names, value in ((list(self.constants), "constants"), (self.call_names, "calls"),
                              (list(self.state), "state")):
             if names:
@@ -144,64 +147,72 @@ class _Builder:
             self._emit(f"({', '.join(f's{s}' for s in local)},) = ({', '.join(f'S[{s}]' for s in local)},)", 4)
         if self.fed:
             self._emit(f"({', '.join(f'i{s}' for s in self.fed)},) = feeds", 4)
-        self._emit("for c in range(k0, k1, chunk):", 4)
-        self._emit("e = c + chunk if c + chunk < k1 else k1", 8)
+        # one try around the steps (free while nothing raises): an exception is blamed on
+        # the phase closure of the line it escaped from
+        self._emit("try:", 4)
+        self._emit("for c in range(k0, k1, chunk):", 8)
+        self._emit("e = c + chunk if c + chunk < k1 else k1", 12)
         values = "".join(f", n{s}" for s in self.fed)
         iterators = "".join(f", i{s}" for s in self.fed)
-        self._emit(f"for k{values} in zip(range(c, e){iterators}):" if self.fed else "for k in range(c, e):", 8)
-        self._emit("t = k * dt", 12)
-        self._emit("ctx.t = t", 12)
-        self._emit("ctx.k = k", 12)
+        self._emit(f"for k{values} in zip(range(c, e){iterators}):" if self.fed else "for k in range(c, e):", 12)
+        self._emit("t = k * dt", _BODY)
+        self._emit("ctx.t = t", _BODY)
+        self._emit("ctx.k = k", _BODY)
         offset = len(self.lines)
         self.lines += body
-        self.line_owner.update({offset + n: i for n, i in body_owner.items()})
+        self.line_call.update({offset + n: fn for n, fn in body_calls.items()})
         kept = sorted(self.local - self.stored)
-        for indent, result in ((16, "k + 1"), (4, "k1")):
-            if indent == 16:
-                self._emit("if ctx.stop:", 12)
+
+        def finish(indent: int, result: str):
             if state:
                 self._emit(f"state[:] = ({state},)", indent)
             if kept:
                 self._emit(f"({', '.join(f'S[{s}]' for s in kept)},) = ({', '.join(f's{s}' for s in kept)},)", indent)
             self._emit(f"return {result}", indent)
-            if indent == 16:
-                self._emit("check(e)", 8)
+        self._emit("if ctx.stop:", _BODY)
+        finish(_BODY + 4, "k + 1")
+        self._emit("check(e)", 12)
+        self._emit("except Exception as exc:", 4)
+        self._emit("blame(exc, line_call.get(exc.__traceback__.tb_lineno))", 8)
+        self._emit("raise", 8)
+        finish(4, "k1")
         source = "\n".join(self.lines) + "\n"
-        owners = {n + 1: i for n, i in self.line_owner.items()}    # 1-based, as code objects count
-        return StepFunction(source, owners, self.fed, tuple(self.constants.values()), tuple(self.calls),
+        line_call = {n + 1: fn for n, fn in self.line_call.items()}    # 1-based, as tracebacks count
+        return StepFunction(source, line_call, self.fed, tuple(self.constants.values()), tuple(self.calls),
                             tuple(self.state.values()), self.plan.S, self.plan.ctx, len(self.inlined))
 
-    def _emit(self, line: str, indent: int, block: int | None = None):
-        if block is not None:
-            self.line_owner[len(self.lines)] = block
+    def _emit(self, line: str, indent: int, fn=None):
+        """One line of source; ``fn``: the phase closure it calls or stands for."""
+        if fn is not None:
+            self.line_call[len(self.lines)] = fn
         self.lines.append(" " * indent + line)
 
     def _feed(self, fn):
-        i = self.owner[id(fn)][0]
         for s in self.vector.feeds.get(id(fn), ()):
-            self._emit(f"s{s} = n{s}", 12, i)
+            self._emit(f"s{s} = n{s}", _BODY, fn)
             if s in self.stored:
-                self._emit(f"S[{s}] = s{s}", 12, i)
+                self._emit(f"S[{s}] = s{s}", _BODY, fn)
 
     def _call(self, fn):
         name = f"f{len(self.calls)}"
         self.calls.append(fn)
         self.call_names.append(name)
-        self._emit(f"{name}()", 12, self.owner.get(id(fn), (None,))[0])
+        self._emit(f"{name}()", _BODY, fn)
 
-    def _inline(self, i: int, phase: str):
+    def _inline(self, i: int, phase: str, fn):
+        """The template statements of block ``i``'s ``phase``, standing for its closure ``fn``."""
         template: Code = self.phases[i].code
         text, read, written = _template(getattr(template, phase))
         names = {}
         for name in read | written:
             names[name] = self._name(i, template, name, name in written)
         for line in text.format_map(names).split("\n"):
-            self._emit(line, 12, i)
+            self._emit(line, _BODY, fn)
         for name in sorted(written):
             port = _PORT.fullmatch(name)
             if port is not None and self.outs[i][int(port.group(2))] in self.stored:
                 s = self.outs[i][int(port.group(2))]
-                self._emit(f"S[{s}] = s{s}", 12, i)
+                self._emit(f"S[{s}] = s{s}", _BODY, fn)
 
     def _name(self, i: int, template: Code, name: str, written: bool) -> str:
         """The generated name (or slot-store read) standing for template name ``name`` of

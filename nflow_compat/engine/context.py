@@ -21,6 +21,46 @@ class Ctx:
         self.warnings = []
 
 
+def blame(exc: BaseException, fn) -> None:
+    """Note on ``exc`` the phase closure ``fn`` whose call it escaped from (``Plan.run``
+    names that closure's block in its typed error), unless a call inside ``fn`` (a member
+    of an algebraic loop, a block inside a subsystem) noted its own first: the innermost
+    call is the block's. Every loop that calls block closures does this in an ``except``
+    around the calls (no cost while nothing raises); ``fn`` None notes nothing."""
+    if fn is not None:
+        exc.__dict__.setdefault(_CALL, fn)
+
+
+def call(fn, *args):
+    """``fn(*args)``, an exception escaping it blamed on ``fn``."""
+    try:
+        return fn(*args)
+    except Exception as exc:
+        blame(exc, fn)
+        raise
+
+
+def call_all(*closure_lists) -> None:
+    """Call the closures of each list in turn, an exception escaping one blamed on it. (The
+    fixed-step loops inline this, to spare a call per step.)"""
+    f = None
+    try:
+        for closures in closure_lists:
+            for f in closures:
+                f()
+    except Exception as exc:
+        blame(exc, f)
+        raise
+
+
+def blamed(exc: BaseException):
+    """The phase closure ``blame`` noted on ``exc`` (None if none)."""
+    return exc.__dict__.get(_CALL)
+
+
+_CALL = "nflow_phase_call"
+
+
 def gate_table(ctx) -> dict:
     """Output slot of a block inside a conditionally executed / iterated subsystem ->
     the ``GroupState`` of its innermost such subsystem (merge and iteratorNumber read it)."""

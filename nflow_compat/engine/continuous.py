@@ -24,10 +24,11 @@ import numpy as np
 from scipy import optimize
 
 from .. import roots
-from ..blocks import REGISTRY
 from ..errors import SimulationError
 from ..parts import AlgebraicPart
+from ..physical.islands import linear_values
 from . import vectorize
+from .context import call, call_all
 from .hybrid import StiffnessWatch, integrate_hybrid, make_grid
 from .rates import attach_rates
 from .solvers import FIXED_STEP
@@ -84,8 +85,9 @@ class PlanSystem:
         # an evaluation may move a Newton warm start (the algebraic unknowns', a non-linear
         # island's behind an impure sensor) that later results depend on to the last bit
         self.warm_started = self.algebraic_solve is not None or any(
-            b.type.acausal and (p.output is not None or p.algebraic is not None) and not _pure(b, p)
-            for i, (b, p) in enumerate(zip(plan.diagram.blocks, plan.phases)) if i not in self.skipped)
+            b.type.acausal and (p.output is not None or p.algebraic is not None) and not _pure(h, p)
+            for i, (b, h, p) in enumerate(zip(plan.diagram.blocks, plan.handlers, plan.phases))
+            if i not in self.skipped)
         # one island holding the whole state: no slicing, no concatenation (an island
         # returns fresh arrays, so its derivative can be handed to the solver as it is)
         self.single = (self.parts[0] if len(self.parts) == 1 and self.parts[0].fresh_derivative
@@ -108,15 +110,9 @@ class PlanSystem:
             for part, sl in zip(self.parts, self.slices):
                 part.load(x[sl])
         if committed:
-            for f in self.major_output:
-                f()
-            for f in self.major_algebraic:
-                f()
+            call_all(self.major_output, self.major_algebraic)
         else:
-            for f in self.stage_output:
-                f()
-            for f in self.stage_algebraic:
-                f()
+            call_all(self.stage_output, self.stage_algebraic)
 
     def derivative(self, t, x):
         self.plan.budget.spend()     # the wall clock, also inside a long interval between grid points
@@ -169,7 +165,7 @@ class PlanSystem:
         return x
 
     def next_time_event(self, t):
-        times = [f(t) for f in self.time_events] + [part.next_time_event(t) for part in self.parts]
+        times = [call(f, t) for f in self.time_events] + [part.next_time_event(t) for part in self.parts]
         return min(times, default=math.inf)
 
 
@@ -191,10 +187,7 @@ def run_continuous(plan, progress=None) -> int:
         if on_grid:
             on_grid.at(ctx.k)
         system.evaluate(ctx.t, x, committed=True)
-        for f in update:
-            f()
-        for f in after:
-            f()
+        call_all(update, after)
         plan.budget.check(ctx.k + 1)
         if progress is not None:
             progress(ctx.k + 1, len(grid))
@@ -313,7 +306,7 @@ def inputs_scan_spacing(plan, skipped, t0: float, t1: float) -> float | None:
     mass's friction force following a sine) would otherwise be checked only at the
     solver's steps, which land on one phase of the input when the state is at rest.
     The checks this adds count against the solver step limit."""
-    scale = min((phases.time_scale(t0, t1) for i, phases in enumerate(plan.phases)
+    scale = min((call(phases.time_scale, t0, t1) for i, phases in enumerate(plan.phases)
                  if phases.time_scale is not None and i not in skipped), default=math.inf)
     return scale / SCANS_PER_SCALE if scale < math.inf else None
 
@@ -373,10 +366,7 @@ class AlgebraicSolve:
     def residual(self, z) -> np.ndarray:
         for part, v in zip(self.unknowns, z):
             part.z = float(v)
-        for f in self.output:
-            f()
-        for f in self.algebraic:
-            f()
+        call_all(self.output, self.algebraic)
         self._at = np.array(z, dtype=float)
         self.evaluations += 1
         return np.array([float(part.residual()) for part in self.unknowns])
@@ -398,10 +388,7 @@ class AlgebraicSolve:
         z = self._solve()
         if committed:
             ctx.side_effect_free = False
-            for f in self.output:
-                f()
-            for f in self.algebraic:
-                f()
+            call_all(self.output, self.algebraic)
         return z
 
     # -- the solve -----------------------------------------------------------------------
@@ -525,23 +512,22 @@ class AlgebraicSolve:
 
 # ----------------------------------------------------------------------------- fast paths
 
-def _pure(block, phases) -> bool:
-    """Whether block's OUTPUT / ALGEBRAIC closures may run any number of times (or not at
+def _pure(handler, phases) -> bool:
+    """Whether a block's OUTPUT / ALGEBRAIC closures may run any number of times (or not at
     all) without any effect but on its output slots."""
     if phases.update is not None or phases.after_step is not None:
         return False
-    closure = phases.output if phases.output is not None else phases.algebraic
-    if getattr(closure, "pure", False):
-        # declared by the closure (an acausal sensor reading its island), also on the block
+    if phases.pure:
+        # declared by the instance (an acausal sensor reading its island), also on the block
         # that carries the island's part: the part is integrated whether or not it runs
         return True
     # declared by its handler (``@block(pure=True)``); a block carrying a part under that
     # flag is a crossing surface reading its inputs at every stage
-    return phases.part is None and REGISTRY[block.type.type].pure
+    return phases.part is None and handler.pure
 
 
-def _after_step_reader(block, phases) -> bool:
-    return (REGISTRY[block.type.type].reads_after_step and phases.output is None and phases.algebraic is None
+def _after_step_reader(handler, phases) -> bool:
+    return (handler.reads_after_step and phases.output is None and phases.algebraic is None
             and phases.update is None and phases.part is None)
 
 
@@ -555,14 +541,14 @@ def _skippable(plan) -> frozenset:
     d = plan.diagram
     if d.structure is not None:
         return frozenset()
-    blocks, phases = d.blocks, plan.phases
+    blocks, handlers, phases = d.blocks, plan.handlers, plan.phases
     consumers = [[] for _ in blocks]
     for i, srcs in enumerate(plan.sources):
         for src in srcs:
             if src is not None:
                 consumers[src[0]].append(i)
-    cand = {i for i, (b, p) in enumerate(zip(blocks, phases))
-            if (p.output is not None or p.algebraic is not None) and _pure(b, p)}
+    cand = {i for i, (h, p) in enumerate(zip(handlers, phases))
+            if (p.output is not None or p.algebraic is not None) and _pure(h, p)}
     # blocks that read their inputs at every stage whether their closures run or not: a
     # part's derivative, an island's feed
     stage_readers = {i for i, (b, p) in enumerate(zip(blocks, phases)) if p.part is not None or b.type.acausal}
@@ -570,7 +556,7 @@ def _skippable(plan) -> frozenset:
     while changed:
         changed = False
         for i in sorted(cand):
-            if any((j not in cand or j in stage_readers) and not _after_step_reader(blocks[j], phases[j])
+            if any((j not in cand or j in stage_readers) and not _after_step_reader(handlers[j], phases[j])
                    for j in consumers[i]):
                 cand.discard(i)
                 changed = True
@@ -584,7 +570,7 @@ def grid_paths(plan, complex_out, bound_slots) -> vectorize.MajorSteps | None:
     subsystems or algebraic unknowns (whose evaluations run every closure)."""
     if plan.diagram.structure is not None or any(isinstance(p.part, AlgebraicPart) for p in plan.phases):
         return None
-    readers = {i for i, (b, p) in enumerate(zip(plan.diagram.blocks, plan.phases)) if _after_step_reader(b, p)}
+    readers = {i for i, (h, p) in enumerate(zip(plan.handlers, plan.phases)) if _after_step_reader(h, p)}
     vector = vectorize.select_major(plan, complex_out, bound_slots, readers)
     return vectorize.MajorSteps(plan, vector) if vector is not None else None
 
@@ -608,12 +594,13 @@ def _bulk_recording(plan, system, progress):
     """The recorders to fill in bulk after a free run, or None when the per-grid-point
     major steps are needed. Taken only when nothing but toWorkspace recorders acts at a
     major step and nothing else observes one: no UPDATE, no progress callback, no
-    algebraic unknowns, no subsystems; every AFTER_STEP (and every result) is a
-    toWorkspace with a bulk entry whose input is unconnected or written by a sensor
-    whose value depends on time and its island's state alone (``output.linear``: linear
-    terms; ``output.of_state``: a circuit probe); every other OUTPUT / ALGEBRAIC closure is
-    pure (``_pure``). Returns [(bulk, values or None)], ``values(times, X, slice_of,
-    solved)`` giving the recorded values on a block of grid rows (``_record_in_bulk``)."""
+    algebraic unknowns, no subsystems; every block with an AFTER_STEP or a result is a
+    recorder that declares its bulk form (``Phases.bulk``), without OUTPUT / ALGEBRAIC,
+    whose input is unconnected or written by a sensor whose value depends on time and its
+    island's state alone (``Phases.linear``: linear terms; ``Phases.of_state``: a circuit
+    probe); every other OUTPUT / ALGEBRAIC closure is pure (``_pure``). Returns [(bulk,
+    values or None)], ``values(times, X, slice_of, solved)`` giving the recorded values on
+    a block of grid rows (``_record_in_bulk``)."""
     d = plan.diagram
     if progress is not None or plan.update or system.algebraic_solve is not None or d.structure is not None:
         return None
@@ -625,20 +612,19 @@ def _bulk_recording(plan, system, progress):
     time_only = on_grid.vector.members if on_grid else set()
     values_of = {s: partial(_time_only_values, on_grid.vector, s) for i in time_only for s in plan.output_slots[i]}
     recorders = []
-    for b, p in zip(d.blocks, plan.phases):
+    for i, (h, p) in enumerate(zip(plan.handlers, plan.phases)):
         if p.after_step is not None or p.result is not None:
-            bulk = getattr(p.after_step, "bulk", None)
-            if bulk is None or b.type.type != "toWorkspace" or p.output is not None or p.algebraic is not None:
+            if p.bulk is None or p.output is not None or p.algebraic is not None:
                 return None
-            recorders.append(bulk)
+            recorders.append(p.bulk)
             continue
         if p.output is None and p.algebraic is None:
             continue
-        if not _pure(b, p) and b.index not in time_only:
+        if not _pure(h, p) and i not in time_only:
             return None
-        for slot, (part, pick) in (getattr(p.output, "of_state", None) or {}).items():
+        for slot, (part, pick) in (p.of_state or {}).items():
             values_of[slot] = partial(_probed_values, part, pick)
-        for slot, linear in (getattr(p.output, "linear", None) or {}).items():
+        for slot, linear in (p.linear or {}).items():
             values_of[slot] = partial(_linear_values, linear)
     out = []
     for bulk in recorders:
@@ -660,7 +646,6 @@ def _time_only_values(vector, slot, times, X, slice_of, solved):
 
 
 def _linear_values(linear, times, X, slice_of, solved):
-    from ..physical.islands import linear_values
     return linear_values(linear, lambda part, i: X[:, slice_of[id(part)].start + i])
 
 
@@ -686,4 +671,4 @@ def _record_in_bulk(plan, system, recorders, res) -> None:
             if values is not None:
                 column[rows] = values(step_times[rows], res.x[rows], slice_of, solved)
     for column, (bulk, _) in zip(columns, recorders):
-        bulk(step_times, column)
+        bulk.record(step_times, column)

@@ -8,6 +8,7 @@ step function (``engine.codegen``).
 from __future__ import annotations
 
 from . import codegen, vectorize
+from .context import blame
 
 
 def run_fixed_step(plan, n_samples: int, progress=None) -> int:
@@ -26,18 +27,23 @@ def run_closures(plan, n_samples: int, progress=None) -> int:
     dt = ctx.dt
     output, algebraic, update, after = plan.output, plan.algebraic, plan.update, plan.after_step
     chunk = budget.chunk
+    f = None
     for start in range(0, n_samples, chunk):
         for k in range(start, min(start + chunk, n_samples)):
             ctx.t = k * dt   # a product, never an accumulated sum
             ctx.k = k
-            for f in output:
-                f()
-            for f in algebraic:
-                f()
-            for f in update:
-                f()
-            for f in after:
-                f()
+            try:
+                for f in output:
+                    f()
+                for f in algebraic:
+                    f()
+                for f in update:
+                    f()
+                for f in after:
+                    f()
+            except Exception as exc:
+                blame(exc, f)
+                raise
             if ctx.stop:
                 if progress is not None:
                     progress(k + 1, n_samples)
@@ -85,7 +91,8 @@ class Program:
                 done = end
             if vector is not None:
                 for bulk in vector.recorders:
-                    bulk(times[:done - first], None if bulk.slot is None else columns[bulk.slot][:done - first])
+                    bulk.record(times[:done - first],
+                                None if bulk.slot is None else columns[bulk.slot][:done - first])
             if done < end:     # a stop
                 if vector is not None:
                     vector.evaluate(done - 1, done, dt, tail)

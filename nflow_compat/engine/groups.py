@@ -20,7 +20,7 @@ from ..blocks import Phases
 from ..errors import DiagramError, did_you_mean
 from . import ordering
 from .budget import block_work
-from .context import GroupState, gate_table
+from .context import GroupState, call_all, gate_table
 
 ITERATED = ("functionCall", "forIterator", "whileIterator")
 _COUNTED = ("functionCall", "forIterator")    # their passes per step are known before the run
@@ -167,7 +167,7 @@ class _Compiler:
 
     def _conditions(self):
         for i, b in enumerate(self.blocks):
-            if b.type.type != "iteratorCondition" or (i, 0) not in self.plan.slot_of:
+            if not self.plan.handlers[i].loop_condition or (i, 0) not in self.plan.slot_of:
                 continue
             g = self.innermost[i]
             while g is not None and g.kind != "whileIterator":
@@ -181,6 +181,7 @@ class _Compiler:
             g.cond_slot = self.plan.slot_of[(i, 0)]
 
     def _function_calls(self, groups):
+        handlers = self.plan.handlers
         callees = {}
         for g in groups:
             if g.kind != "functionCall":
@@ -195,14 +196,14 @@ class _Compiler:
                                  "port; it never runs")
                 continue
             i, port = g.ctl
-            while self.blocks[i].type.type == "functionCallSplit":
+            while handlers[i].routes_calls:
                 keys.append(port)
                 src = self.sources[i][0] if self.sources[i] else None
                 if src is None:
                     break
                 i, port = src
             else:
-                if self.blocks[i].type.type != "functionCallGenerator":
+                if handlers[i].calls is None:
                     raise DiagramError("bad_function_call", f"the control port of function-call subsystem {g.id!r} "
                                        f"is driven by block {self.blocks[i].id!r} ({self.blocks[i].type.type}); it "
                                        "takes a functionCallGenerator, directly or through functionCallSplit blocks",
@@ -211,7 +212,7 @@ class _Compiler:
                     raise DiagramError("bad_function_call", f"functionCallGenerator {self.blocks[i].id!r} and the "
                                        f"function-call subsystem {g.id!r} it calls must be in the same diagram "
                                        "level", path=g.control_path, block=g.id)
-                g.count = int(self.blocks[i].params.get("NumberOfIterations", 1))
+                g.count = handlers[i].calls(self.blocks[i])
                 callees.setdefault(i, []).append((tuple(reversed(keys)), g))
                 continue
             self.ctx_warning(f"function-call subsystem {g.id!r}: its functionCallSplit has no input; it never runs")
@@ -368,10 +369,7 @@ class _Compiler:
         def run():
             if test():
                 state.active = True
-                for f in outputs:
-                    f()
-                for f in calls:
-                    f()
+                call_all(outputs, calls)
             else:
                 state.active = False
                 for s in below:
@@ -379,8 +377,7 @@ class _Compiler:
 
         def update():
             if state.active:
-                for f in updates:
-                    f()
+                call_all(updates)
         g.run, g.reset, g.update = run, reset, (update if updates else None)
 
     def _control_slot(self, g):
@@ -420,13 +417,9 @@ class _Compiler:
                 if n > 1:
                     spend(further_pass)
                 state.iteration = float(n)
-                for f in outputs:
-                    f()
-                for f in calls:
-                    f()
+                call_all(outputs, calls)
                 go = cond is None or S[cond] != 0.0   # do-while: a zero condition ends the loop
-                for f in updates:
-                    f()
+                call_all(updates)
                 if is_while and not go:
                     break
         return run, reset, None

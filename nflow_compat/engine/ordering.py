@@ -10,6 +10,7 @@ from scipy.sparse.csgraph import connected_components
 
 from ..errors import SimulationError
 from .budget import block_work
+from .context import call_all
 
 MAX_SWEEPS = 500
 REL_TOL = 1e-12
@@ -91,8 +92,7 @@ def relaxation(group, blocks, phases, S, slot_of, budget):
     def relax():
         for sweep in range(MAX_SWEEPS):
             before = [S[s] for s in slots]
-            for f in fns:
-                f()
+            call_all(fns)
             if all(_settled(S[s], b) for s, b in zip(slots, before)):
                 if sweep:
                     budget.spend(sweep * sweep_work)

@@ -16,7 +16,6 @@ import numpy as np
 
 from .. import run_warnings
 from ..blocks import NOT_RUNNABLE, BlockIO, Phases, load_all
-from ..blocks.source import preload_file_source
 from ..files import BASE_DIR_KEY
 from ..diagram import Diagram, Limits
 from ..errors import DiagramError, NFlowError, SimulationError, clip_message, out_of_memory
@@ -24,7 +23,7 @@ from ..physical import islands
 from ..signals import width_key
 from . import ordering
 from .budget import Budget, check_work
-from .context import Ctx
+from .context import Ctx, blamed, call, call_all
 from .continuous import grid_paths, run_continuous
 from .fixed_step import Program, run_fixed_step
 from .groups import compile_structure
@@ -48,8 +47,9 @@ class Plan:
         self.limits = limits or Limits()
         blocks = diagram.blocks
         for b in blocks:
-            if b.type.type == "fileSource":   # nflow's builtin reads the file before the run
-                preload_file_source(b, base_dir, self.limits)
+            handler = registry.get(b.type.type)
+            if handler is not None and handler.prepare is not None:
+                handler.prepare(b, base_dir, self.limits)
         for b in blocks:
             if b.type.type not in registry:
                 reason = NOT_RUNNABLE.get(b.type.type) or (
@@ -57,7 +57,7 @@ class Plan:
                     else "this block type is not ported yet")
                 raise SimulationError("unsupported_block", f"block {b.id!r}: type {b.type.type!r} is not "
                                       f"supported ({reason}); see `nflow-sim blocks`", block=b.id, path=b.path)
-        handlers = [registry[b.type.type] for b in blocks]
+        self.handlers = handlers = [registry[b.type.type] for b in blocks]
         self.sources = _input_sources(diagram)             # per block: list of (src, port) | None
         complex_out = _check_complex(diagram, handlers, self.sources)   # from the wiring alone, before widths
         out_widths = _propagate_widths(diagram, handlers, self.sources)
@@ -160,8 +160,7 @@ class Plan:
             progress = _CallerCallback(progress)
         try:
             with np.errstate(all="ignore"), run_warnings.captured(self.ctx.warnings):
-                for f in self.init:
-                    f()
+                call_all(self.init)
                 steps = (run_continuous(self, progress) if self.has_parts
                          else run_fixed_step(self, d.n_samples, progress))
             wall = _time.perf_counter() - started
@@ -174,8 +173,8 @@ class Plan:
             pass    # raised below, once this frame's exception (and what its traceback holds) is gone
         except Exception as exc:
             # A block's math left the floating-point range (numeric_error), or a handler
-            # bug (internal_error): never a raw exception. Found only on this path, so
-            # the loop pays nothing for it.
+            # bug (internal_error): never a raw exception, and named after the block whose
+            # phase call it escaped (``context.blame``)
             raise self._failure(exc) from exc
         finally:
             for f in self.finalize:
@@ -185,7 +184,7 @@ class Plan:
     def _failure(self, exc: Exception) -> SimulationError:
         """The typed error for ``exc`` escaping the run, naming the block it came from."""
         code = "numeric_error" if isinstance(exc, (ArithmeticError, ValueError)) else "internal_error"
-        i = _failing_block(self.phases, exc, self.program)
+        i = _owner(self.phases, blamed(exc))
         if i is None:
             return SimulationError(code, f"the run failed at t = {self.ctx.t:.9g}: {type(exc).__name__}: {exc}")
         b = self.diagram.blocks[i]
@@ -203,7 +202,7 @@ class Plan:
         for b, p in zip(self.diagram.blocks, self.phases):
             if p.result is None:
                 continue
-            section, key, value = p.result()
+            section, key, value = call(p.result)
             entries = out.setdefault(section, {})   # e.g. "files" (fileSink) only when there is one
             if key in entries:
                 out["warnings"].append(clip_message(f"{section} entry {key!r} written by more than one block; "
@@ -254,47 +253,16 @@ class _CallerCallback:
             raise _CallerError(exc) from None
 
 
-_PHASE_FNS = ("init", "output", "algebraic", "update", "after_step", "result", "next_time_event", "time_scale",
-              "array")
-
-
-def _failing_block(phases: list, exc: BaseException, program=None):
-    """The index of the block whose phase closure ``exc`` escaped from, None if unknown.
-
-    The traceback is a chain of frames; a block's closure runs in the frame just below
-    the one that called it, and that caller holds the closure (a loop variable ``f``, a
-    ``Phases`` ``p``). In the generated step function (``program.step``) each line
-    belongs to one block. The innermost such caller/closure pair or line names the
-    block."""
-    owner = {}
+def _owner(phases: list, fn):
+    """The index of the block one of whose phase closures is ``fn``, None if none is (a
+    closure the plan made itself: an algebraic loop's relaxation, a subsystem's run)."""
+    if fn is None:
+        return None
     for i, p in enumerate(phases):
-        owner.setdefault(id(p), i)
-        for name in _PHASE_FNS:
-            fn = getattr(p, name, None)
-            if fn is not None:
-                owner.setdefault(id(fn), i)
-    frames, lines = [], []
-    tb = exc.__traceback__
-    while tb is not None:
-        frames.append(tb.tb_frame)
-        lines.append(tb.tb_lineno)
-        tb = tb.tb_next
-    step = program.step if program is not None else None
-    found = None
-    for caller, callee, line in zip(frames, frames[1:] + [None], lines):
-        if step is not None and caller.f_code is step.code_object and line in step.line_owner:
-            found = step.line_owner[line]
-        if callee is None:
-            break
-        for value in caller.f_locals.values():
-            i = owner.get(id(value))
-            if i is None:
-                continue
-            fns = [getattr(value, n, None) for n in _PHASE_FNS] if isinstance(value, Phases) else [value]
-            if any(getattr(fn, "__code__", None) is callee.f_code for fn in fns):
-                found = i
-                break
-    return found
+        if any(fn is own for own in (p.init, p.output, p.algebraic, p.update, p.after_step, p.result,
+                                     p.next_time_event, p.time_scale, p.array)):
+            return i
+    return None
 
 
 def compile_diagram(diagram: Diagram) -> Plan:

@@ -14,7 +14,7 @@ per block. What the rest of the plan reads of it (the *fed* slots) the step loop
 from the columns at the place where the block's closure would have run, so every reader
 sees the value it saw before (an OUTPUT reader the previous step's value of an ALGEBRAIC
 signal, say). A toWorkspace that records nothing but such a signal (or an unconnected
-input) takes its column in bulk (``after_step.bulk``) and leaves the loop as well.
+input) takes its column in bulk (``Phases.bulk``) and leaves the loop as well.
 
 Under a solver (``select_major``, ``MajorSteps``) the grid is the major-step grid, where
 OUTPUT / ALGEBRAIC run committed, and the set leaves the evaluations only where no solver
@@ -26,6 +26,8 @@ grid besides (``kept``).
 from __future__ import annotations
 
 import numpy as np
+
+from .context import call
 
 # Elements of the columns alive at once (a fed column counts four times: its Python
 # floats): bounds the memory of a slice to some tens of MB whatever the diagram.
@@ -83,7 +85,7 @@ class Vectorized:
         """``evaluate``'s columns at the times ``t``."""
         columns = {}
         for array, ins, outs, drops in self.steps:
-            for s, column in zip(outs, array(t, [None if s is None else columns[s] for s in ins])):
+            for s, column in zip(outs, call(array, t, [None if s is None else columns[s] for s in ins])):
                 columns[s] = column
                 if tail is not None:
                     tail[s] = float(column[-1])
@@ -125,7 +127,7 @@ def _bulk_recorders(plan, members) -> list:
     after = {id(f) for f in plan.after_step}
     recorders = []
     for i, p in enumerate(plan.phases):
-        bulk = getattr(p.after_step, "bulk", None)
+        bulk = p.bulk
         if (bulk is not None and id(p.after_step) in after and p.output is None and p.algebraic is None
                 and p.update is None and (bulk.slot is None or owner[bulk.slot] in members)):
             recorders.append((i, bulk))
@@ -248,4 +250,4 @@ class MajorSteps:
             return
         n = done - self.first
         for bulk in self.vector.recorders:
-            bulk(self.times[:n], None if bulk.slot is None else self.columns[bulk.slot][:n])
+            bulk.record(self.times[:n], None if bulk.slot is None else self.columns[bulk.slot][:n])

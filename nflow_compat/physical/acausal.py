@@ -860,18 +860,28 @@ class DaeIsland:
             a = z[col_a] if col_a is not None else 0.0
             b = z[col_b] if col_b is not None else 0.0
             return float(a - b)
-        # pure (no effect but a cache) in a linear island; in a non-linear one its solve
-        # leaves Newton's warm start for the next
-        read.pure = not self._nonlinear
-        if read.pure and not self._switches:
-            # a function of (t, x) and the inputs alone (no mode): its values on the rows
-            # of ``solve_rows`` (the same subtraction)
-            def pick(z):
-                a = z[:, col_a] if col_a is not None else 0.0
-                b = z[:, col_b] if col_b is not None else 0.0
-                return a - b
-            read.pick = pick
         return read
+
+    @property
+    def probes_pure(self) -> bool:
+        """Whether a probe's read has no effect but a cache: in a linear island; in a
+        non-linear one its solve leaves Newton's warm start for the next."""
+        return not self._nonlinear
+
+    def probe_pick(self, kind: str, target: str, other: str | None = None) -> Callable | None:
+        """Where ``probe(kind, target, other)`` is a function of (t, x) and the inputs alone
+        (a linear island without modes): its values on the rows of ``solve_rows`` (the same
+        subtraction); None elsewhere."""
+        if self._nonlinear or self._switches:
+            return None
+        col_a = self._col_of(kind, target)
+        col_b = self._col_of(kind, other) if other is not None else None
+
+        def pick(z):
+            a = z[:, col_a] if col_a is not None else 0.0
+            b = z[:, col_b] if col_b is not None else 0.0
+            return a - b
+        return pick
 
     def _col_of(self, kind, target):
         element, name = target.split(".", 1)

@@ -9,6 +9,7 @@ node; sensors own no element and read the node they are attached to.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Callable
 
 import numpy as np
 
@@ -297,8 +298,8 @@ class Member:
     part: IslandPart | None  # None for sensors
     owner: bool
     lowered: Lowered
-    readers: dict            # output port -> zero-argument reader of the sensor value
-    rates: dict = field(default_factory=dict)   # output port -> reader of its time derivative
+    readers: dict            # output port -> the ``Reader`` of the sensor value
+    rates: dict = field(default_factory=dict)   # output port -> the ``Reader`` of its time derivative
     rate_reads: tuple = ()   # signal slots whose rates those readers need (speed sources on the islands read)
 
 
@@ -438,24 +439,38 @@ def _build_circuits(circuit, acausal) -> list:
         raise
 
 
-def _circuit_reader(part, kind, target, other):
-    """A circuit sensor's reader; ``read.reads``: the signal slots its value depends on
+@dataclass(frozen=True)
+class Reader:
+    """A sensor output's zero-argument ``read`` and what the engine may assume of it:
+    ``pure``, it has no effect but a cache (solver stages may skip it); ``linear``, the
+    linear terms in its islands' states that it computes (``linear_reader``), None if it
+    is not linear; ``of_state``, ``(part, pick)`` where it is a function of time and its
+    island's state alone, ``pick`` its values from the island's unknowns solved on many
+    states (``DaeIsland.probe_pick``); ``reads``, the signal slots its value depends on
     directly (what drives the island, not through its states)."""
-    probe = part.island.probe(kind, target, other)
+    read: Callable[[], float]
+    pure: bool = False
+    linear: tuple | None = None
+    of_state: tuple | None = None
+    reads: tuple = ()
+
+
+def _circuit_reader(part, kind, target, other) -> Reader:
+    """A circuit sensor's reader."""
+    island = part.island
+    probe = island.probe(kind, target, other)
     ctx = part.ctx
 
     def read():
         part.fill()
         return probe(ctx.t, part.x)
-    read.linear = None
-    read.pure = getattr(probe, "pure", False)    # a circuit's probe says (DaeIsland.probe)
     # a function of time and the island's state alone (no signal drives the island): its
     # values at the grid states may be read after the run (engine.continuous)
-    pick = getattr(probe, "pick", None)
-    read.of_state = (part, pick) if pick is not None and not (part.feeds or part.couplings) else None
-    needed = part.island.probe_inputs(kind, target, other)
-    read.reads = tuple(sorted({slot for k, slot in part.feeds if k in needed}))
-    return read
+    pick = island.probe_pick(kind, target, other)
+    needed = island.probe_inputs(kind, target, other)
+    return Reader(read, pure=island.probes_pure,
+                  of_state=(part, pick) if pick is not None and not (part.feeds or part.couplings) else None,
+                  reads=tuple(sorted({slot for k, slot in part.feeds if k in needed})))
 
 
 def _couple_emf(b, name, circuit_part, shaft_part, ctx):
@@ -479,9 +494,9 @@ def _couple_emf(b, name, circuit_part, shaft_part, ctx):
     shaft_part.couple(shaft.input_index(name + _SHAFT), torque)
 
 
-def _reader(domain: str, kind: str, parts: list, refs: list):
-    """A zero-argument reader of a sensor output: absolute, or the first pin minus the
-    second (each read from its own island)."""
+def _reader(domain: str, kind: str, parts: list, refs: list) -> Reader:
+    """The reader of a sensor output: absolute, or the first pin minus the second (each
+    read from its own island)."""
     absolute = _PROBE_KIND[domain][_ABSOLUTE[kind]]
     probes = [(part, part.island.probe(absolute, ref)) for part, ref in zip(parts, refs)]
     ctx = parts[0].ctx
@@ -500,10 +515,8 @@ def _reader(domain: str, kind: str, parts: list, refs: list):
 
         def read():
             return value(pa, fa) - value(pb, fb)
-    read.linear = linear_reader(parts, [part.island.probe_linear(absolute, ref) for part, ref in zip(parts, refs)])
-    read.pure = read.linear is not None
-    read.of_state = None
-    return read
+    linear = linear_reader(parts, [part.island.probe_linear(absolute, ref) for part, ref in zip(parts, refs)])
+    return Reader(read, pure=linear is not None, linear=linear)
 
 
 def linear_reader(parts: list, terms: list):

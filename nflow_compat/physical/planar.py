@@ -980,5 +980,10 @@ class PlanarIsland:
     def probe_inputs(self, kind, target, other=None) -> set:
         return set()
 
+    probes_pure = False     # planar sensors are declared pure by their handler (blocks.mechanical)
+
+    def probe_pick(self, kind, target, other=None):
+        return None
+
 
 _LEVELS = {"position": 0, "velocity": 1, "acceleration": 2}

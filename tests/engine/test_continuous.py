@@ -104,7 +104,7 @@ def test_bulk_entry_matches_after_step(dec, cap, chunks):
     per_step, bulk_plan = plans
     slot = per_step.slot_of[(0, 0)]
     after = per_step.phases[1].after_step
-    bulk = bulk_plan.phases[1].after_step.bulk
+    bulk = bulk_plan.phases[1].bulk.record
     k = 0
     rng = np.random.default_rng(len(chunks))
     for n in chunks:

@@ -18,6 +18,7 @@ from nflow_compat import DiagramError
 from nflow_compat.blocks import (
     NOT_RUNNABLE, REAL_ONLY, REGISTRY, ComplexSupport, Handler, Phases, elementwise, load_all,
 )
+from nflow_compat.engine.plan import Plan
 from nflow_compat.manifests import block_types
 from nflow_compat.signals import BusLayout, Shaped
 from tests.complex_signals import run_blocks, z_source
@@ -391,6 +392,8 @@ def test_a_complex_algebraic_loop_settles():
 
 def _broken(monkeypatch, type_name="gain", *, build=None, widths=None, **phases):
     """Replace ``type_name``'s handler by one whose closures (or build / width rule) raise."""
+    load_all()     # first, or loading the handler modules would register the real one over it
+
     def default_build(io):
         return Phases(**{name: fn for name, fn in phases.items()})
     monkeypatch.setitem(REGISTRY, type_name, Handler(type=type_name, build=build or default_build,
@@ -495,6 +498,72 @@ def test_a_compile_bug_outside_the_blocks_is_a_typed_error(monkeypatch):
     with pytest.raises(nc.SimulationError) as info:
         nc.simulate(diagram(*CHAIN))
     assert info.value.code == "internal_error" and "AttributeError: no such thing" in info.value.message
+
+
+# ----------------------------------------------------------------------------- the block named on every path
+#
+# An exception escaping a closure is noted at the call (engine.context.blame): the solver
+# loop, subsystems, the vectorized time-only paths, the generated step function's calls,
+# time scales.
+
+def test_a_block_under_a_solver_is_named(monkeypatch):
+    # the integrator is a continuous part: the run goes through the solver loop (engine.continuous)
+    chain = ([constant("c", 1.0), blk("i", "integrator"), blk("bad", "gain"), record()],
+             [wire("c", "i"), wire("i", "bad"), wire("bad", "w")])
+    _broken(monkeypatch, algebraic=_raise(ZeroDivisionError("under ode45")))
+    err = _error(*chain, solver="ode45")
+    assert err.code == "numeric_error" and err.block == "bad" and "ZeroDivisionError: under ode45" in err.message
+    _broken(monkeypatch, algebraic=lambda: None, update=_raise(TypeError("major step")))
+    err = _error(*chain, solver="ode45")
+    assert err.code == "internal_error" and err.block == "bad" and err.message.endswith("TypeError: major step")
+
+
+def test_a_block_inside_an_enabled_subsystem_is_named(monkeypatch):
+    _broken(monkeypatch, algebraic=_raise(TypeError("inside")))
+    body = [blk("in1", "labelSource", name="u", isExternalPort=True), blk("bad", "gain"),
+            blk("out1", "labelSink", name="y", isExternalPort=True)]
+    inner = {"name": "e", "blocks": body, "connections": [wire("in1", "bad"), wire("bad", "out1")]}
+    enabled = blk("e", "subsystem", dict(name="e", externalInputs=[{"id": "in1", "name": "in1"}],
+                                         externalOutputs=[{"id": "out1", "name": "out1"}], subsystem=inner,
+                                         controlPort={"kind": "enable"}), inputs=2, outputs=1)
+    err = _error([constant("c", 1.0), enabled, record()], [wire("c", "e"), wire("c", "e", 0, 1), wire("e", "w")])
+    assert err.block == "e/bad" and err.message.endswith("TypeError: inside")
+
+
+def test_a_vectorized_source_is_named(monkeypatch):
+    # a time-only source: its array form runs over the grid at once (engine.vectorize)
+    _broken(monkeypatch, "constant", output=lambda: None, array=_raise(OverflowError("array form")))
+    chain = ([blk("src", "constant"), blk("g", "gain"), record()], [wire("src", "g"), wire("g", "w")])
+    assert Plan(nc.validate(diagram(*chain))).program.vector is not None
+    err = _error(*chain)
+    assert err.code == "numeric_error" and err.block == "src" and err.message.endswith("OverflowError: array form")
+
+
+def test_a_closure_called_from_the_generated_step_function_is_named(monkeypatch):
+    # no template: the generated function calls the closure, between inlined blocks
+    _broken(monkeypatch, "bias", algebraic=_raise(KeyError("called")))
+    chain = ([blk("c", "sine"), blk("g", "gain"), blk("bad", "bias"), blk("z", "unitDelay"), record()],
+             [wire("c", "g"), wire("g", "bad"), wire("bad", "z"), wire("z", "w")])
+    step = Plan(nc.validate(diagram(*chain))).program.step
+    assert step is not None and step.inlined
+    err = _error(*chain)
+    assert err.code == "internal_error" and err.block == "bad" and err.message.endswith("KeyError: 'called'")
+
+
+def test_a_time_scale_is_named(monkeypatch):
+    # time scales are asked of the sources feeding a continuous part, before the solver runs
+    _broken(monkeypatch, "sine", output=lambda: None, time_scale=_raise(ValueError("scale")))
+    err = _error([blk("s", "sine"), blk("i", "integrator"), record()], [wire("s", "i"), wire("i", "w")],
+                 solver="ode45")
+    assert err.code == "numeric_error" and err.block == "s" and err.message.endswith("ValueError: scale")
+
+
+def test_an_exception_outside_any_block_names_none(monkeypatch):
+    def broken(*args):
+        raise TypeError("the loop itself")
+    monkeypatch.setattr("nflow_compat.engine.plan.run_fixed_step", broken)
+    err = _error(*CHAIN)
+    assert err.code == "internal_error" and err.block is None and "TypeError: the loop itself" in err.message
 
 
 # ----------------------------------------------------------------------------- matrix dims from sources

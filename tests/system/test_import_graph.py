@@ -24,7 +24,6 @@ KNOWN_CYCLES = [
 # Package imports inside functions, each for an optional dependency: module -> what it loads late.
 LATE_IMPORTS = {
     "sweeps": {"sweeps.run"},                    # needs dask (the 'sweep' extra)
-    "engine.continuous": {"physical.islands"},   # (to go: the reader metadata, issue 13 item 4)
 }
 
 # Modules in no cycle at all: parsing, checking and flattening a diagram, the group scheduler.
