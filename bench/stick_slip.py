@@ -736,7 +736,8 @@ def profile(solvers=("ode45", "dae")) -> dict:
     engine change made)."""
     from scipy.integrate import solve_ivp
 
-    from nflow_compat.engine.continuous import METHOD, PlanSystem
+    from nflow_compat.engine.solver_driven import METHOD
+    from nflow_compat.engine.system import PlanSystem
     from nflow_compat.engine.hybrid import integrate_hybrid, make_grid
     hand = Hand()
     hand.build()
@@ -791,9 +792,9 @@ def profile(solvers=("ode45", "dae")) -> dict:
         grid_res = gridded()
         X = grid_res.x
         # the engine's bulk-recording fast path (no major step per grid point) applies here?
-        from nflow_compat.engine import continuous as cont
+        from nflow_compat.engine.recording import bulk_recorders, record_in_bulk
         bulk_system = PlanSystem(plan)
-        recorders = cont._bulk_recording(plan, bulk_system, None)
+        recorders = bulk_recorders(plan, bulk_system, None)
         fast = recorders is not None
         ctx = plan.ctx
         system = fresh()
@@ -802,10 +803,10 @@ def profile(solvers=("ode45", "dae")) -> dict:
             # what plan.run() does instead of the major steps on the fast path
             for f in plan.init:
                 f()
-            cont._record_in_bulk(plan, bulk_system, recorders, grid_res)
+            record_in_bulk(plan, bulk_system, recorders, grid_res)
 
         def majors():
-            # run_continuous's major step at every grid point, on the states of a run
+            # run_solver_driven's major step at every grid point, on the states of a run
             for f in plan.init:
                 f()
             for k in range(len(grid)):

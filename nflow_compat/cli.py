@@ -19,7 +19,7 @@ from pathlib import Path
 import orjson
 
 from . import api, plot, shape, sweeps
-from .blocks import supported_types
+from .blocks.handlers import supported_types
 from .blocks.fmi import block_entry, describe
 from .diagram import Limits
 from .errors import DiagramError, NFlowError, SimulationError, out_of_memory

@@ -11,7 +11,8 @@ import json
 import sys
 from pathlib import Path
 
-from .blocks import NOT_RUNNABLE, supported_types
+from .blocks import NOT_RUNNABLE
+from .blocks.handlers import supported_types
 from .manifests import block_types, libraries
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"

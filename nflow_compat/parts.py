@@ -1,6 +1,6 @@
 """The part contract: what a block or a physical island hands the solver-driven run when it
 owns continuous state, zero-crossing surfaces or an algebraic unknown. Blocks build parts;
-the engine (``engine.continuous``) drives them; neither needs the other to say what a part is.
+the engine (``engine.system``) drives them; neither needs the other to say what a part is.
 """
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Newton's method, the one solver of every algebraic equation in the package: the
-constraint blocks' ``g(x, z) = 0`` (``engine.continuous.AlgebraicSolve``), the algebraic
+constraint blocks' ``g(x, z) = 0`` (``engine.algebraic.AlgebraicSolve``), the algebraic
 part of a non-linear circuit (``physical.acausal``) and the massless nodes of a mechanical
 network (``physical.network``). Each caller owns its policy (start points, acceptance,
 the error it raises); the iteration is here.

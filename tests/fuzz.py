@@ -34,7 +34,7 @@ from hypothesis import strategies as st
 
 import nflow_compat as nc
 from nflow_compat.api import strip_bom
-from nflow_compat.blocks import supported_types
+from nflow_compat.blocks.handlers import supported_types
 from nflow_compat.manifests import block_types
 from tests.goldens import fixture_paths
 

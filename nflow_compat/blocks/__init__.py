@@ -10,7 +10,6 @@ that solvers and algebraic-loop sweeps can re-enter them.
 from __future__ import annotations
 
 import functools
-import importlib
 from dataclasses import dataclass, field
 from typing import Callable, NamedTuple
 
@@ -18,7 +17,6 @@ import numpy as np
 
 from ..errors import DiagramError
 from ..generated import run_generated
-from ..manifests import block_types
 from ..parts import Part
 
 Fn = Callable[[], None]
@@ -66,7 +64,7 @@ class Phases:
     # ``of_state``, output slot -> ``(part, pick)``, a circuit probe's value picked from its
     # island's unknowns solved on the grid states. Solver stages skip pure closures that feed
     # only recorders; recorders of ``linear`` / ``of_state`` slots are filled after a free run
-    # (engine.continuous)
+    # (engine.stages, engine.recording)
     pure: bool = False
     linear: dict | None = None
     of_state: dict | None = None
@@ -136,11 +134,6 @@ class Handler:
 
 REGISTRY: dict[str, Handler] = {}
 
-# Handler modules, grouped like nflow's libraries; importing one registers its blocks.
-MODULES = ("source", "sink", "math", "logic", "nonlinear", "discrete", "continuous", "utility",
-           "mechanical", "lookup", "dashboard", "userdefined", "fmi")
-
-
 # Types that validate but are deliberately not run here, and why (the error says so).
 NOT_RUNNABLE = {
     "nelsonFunction": "it calls a Nelson function by name, which needs the Nelson interpreter; "
@@ -204,12 +197,6 @@ def param_width(name: str):
             return [int(n)] * block.outputs
         return elementwise(block, in_widths)
     return rule
-
-
-def load_all() -> dict:
-    for name in MODULES:
-        importlib.import_module(f"{__name__}.{name}")
-    return REGISTRY
 
 
 class BlockIO:
@@ -367,10 +354,3 @@ def fit(value, width: int):
     if arr.size >= width:
         return arr[:width].copy()
     return np.concatenate([arr, np.full(width - arr.size, arr[-1])])
-
-
-def supported_types() -> list:
-    """Every type with both a manifest entry and a handler: what `nflow-sim blocks` lists."""
-    types = block_types()
-    return [{"type": t, "library": types[t].library, "label": types[t].label}
-            for t in sorted(load_all(), key=lambda t: (types[t].library, t.lower())) if t in types]

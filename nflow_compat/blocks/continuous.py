@@ -847,7 +847,7 @@ def constraint(io):
     diagram the semi-explicit DAE x' = f(t, x, z), 0 = g(t, x, z). Only under the 'dae'
     solver (nflow rejects it elsewhere: there is no fixed-step meaning), else the diagram
     error ``constraint_needs_dae``. At every evaluation the solver's state x is given and
-    z is solved for (``engine.continuous.AlgebraicSolve``: Newton warm-started from the
+    z is solved for (``engine.algebraic.AlgebraicSolve``: Newton warm-started from the
     last z, InitialCondition being the first guess; scipy.optimize fallbacks), so every
     recorded sample satisfies g = 0; when no z does, the run stops with
     ``constraint_unsolvable``. Several constraint blocks are solved together (a vector

@@ -44,7 +44,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from ..normalize import normalize_param
-from ..errors import DiagramError, NFlowError, SimulationError, did_you_mean
+from ..errors import DiagramError, SimulationError, did_you_mean
 from ..files import BASE_DIR_KEY, confined_path
 from ..manifests import ParamSpec, block_types
 from . import Phases, block, scalar_out
@@ -672,7 +672,7 @@ def fmu(io):
 
 
 class FmuPart:
-    """A model-exchange FMU as a continuous part of the plan (``engine.continuous``): its
+    """A model-exchange FMU as a continuous part of the plan (``engine.system``): its
     states in the solver's vector, its event indicators as event functions, its time
     events, and the FMU's event iteration at every event. The FMU stays in initialization
     mode from INIT until ``initialize`` (the solver's start), so that the initial outputs

@@ -29,12 +29,12 @@ def _build(io):
             for o, read in reads:
                 S[o] = read()
         # pure when every reader only reads its island: the engine may then skip this
-        # closure where nothing but recorders reads it (engine.continuous)
+        # closure where nothing but recorders reads it (engine.stages)
         phases.pure = all(reader.pure for _, reader in readers)
         linear = {o: reader.linear for o, reader in readers}
         if all(term is not None for term in linear.values()):
             # every output is a fixed linear function of the island state: the engine may
-            # compute the recorded values in bulk (engine.continuous)
+            # compute the recorded values in bulk (engine.recording)
             phases.linear = linear
         # outputs that are functions of time and the island's state alone: likewise
         phases.of_state = {o: reader.of_state for o, reader in readers if reader.of_state is not None} or None
@@ -55,5 +55,5 @@ def _build(io):
 
 for _type in LOWERED_TYPES:
     # a planar sensor only reads its island's state: solver stages may skip it where nothing
-    # but recorders reads it (engine.continuous)
+    # but recorders reads it (engine.stages)
     block(_type, widths=_sensor_widths, feedthrough=False, pure=_type in PLANAR_SENSORS)(_build)

@@ -338,7 +338,7 @@ class _Compiler:
     def _group(self, g):
         g.deps = self._deps(g)
         calls, outputs, updates = self._scope(g, self._nodes(g, g.all_idx))
-        state, S, ctx = g.state, self.S, self.ctx
+        state, S = g.state, self.S
         below = [h.state for h in _walk(g.children)]
 
         def reset():

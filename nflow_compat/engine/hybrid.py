@@ -420,7 +420,7 @@ def integrate_hybrid(system, x0, grid, *, method: str = "ode45", rtol: float = 1
     relation moved by a fast input is seen even when the state is at rest and the steps
     are long: error control watches the states only, and equidistant checks alone can
     land on the same phase of a periodic input at every step (see ``inputs_scan_spacing``
-    in ``engine.continuous``).  ``stiffness``: the ``StiffnessWatch`` the fixed-step
+    in ``engine.solver_driven``).  ``stiffness``: the ``StiffnessWatch`` the fixed-step
     methods feed (one that lives across several calls; a fresh one by default), its
     ``found`` in ``stats["stiffness"]``.  Raises ``SimulationError`` on solver
     failure, event chattering (more than ``max_events_per_instant`` events within 1e-10 s)

@@ -119,3 +119,22 @@ def _settled(new, old) -> bool:
     if b.dtype.kind not in "fc":
         b = b.astype(float)
     return bool(np.all((a == b) | (np.abs(a - b) <= REL_TOL * np.maximum(1.0, np.abs(a)))))
+
+
+def with_reads(phases, sources, feedthrough, slot_of):
+    """Sources and feedthrough with each block's extra ``Phases.reads`` as more inputs that
+    feed through (the ordering then runs their writers first)."""
+    if not any(p.reads for p in phases):
+        return sources, feedthrough
+    writer = {slot: src for src, slot in slot_of.items()}
+    sources, feedthrough = list(sources), list(feedthrough)
+    for i, p in enumerate(phases):
+        if not p.reads:
+            continue
+        wired = len(sources[i])
+        sources[i] = list(sources[i]) + [writer[slot] for slot in p.reads]
+        ports = feedthrough[i]
+        if ports is not True:
+            ports = set() if ports is False else set(ports)
+            feedthrough[i] = ports | set(range(wired, len(sources[i])))
+    return sources, feedthrough

@@ -465,7 +465,7 @@ def _circuit_reader(part, kind, target, other) -> Reader:
         part.fill()
         return probe(ctx.t, part.x)
     # a function of time and the island's state alone (no signal drives the island): its
-    # values at the grid states may be read after the run (engine.continuous)
+    # values at the grid states may be read after the run (engine.recording)
     pick = island.probe_pick(kind, target, other)
     needed = island.probe_inputs(kind, target, other)
     return Reader(read, pure=island.probes_pure,

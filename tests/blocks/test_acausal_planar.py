@@ -12,7 +12,7 @@ from scipy.integrate import quad
 from scipy.special import ellipk
 
 import nflow_compat as nc
-from nflow_compat.blocks import supported_types
+from nflow_compat.blocks.handlers import supported_types
 from nflow_compat.errors import DiagramError, SimulationError
 from nflow_compat.physical.planar import TYPES
 from tests import goldens

@@ -13,7 +13,8 @@ import pytest
 from hypothesis import assume, given, settings, strategies as st
 
 import nflow_compat as nc
-from nflow_compat.engine import continuous as engine
+from nflow_compat.engine.algebraic import AlgebraicSolve
+from nflow_compat.engine.system import PlanSystem
 from nflow_compat.errors import DiagramError, SimulationError
 from tests.blocks.sequences import column_array, play, vec_ramp, vec_wires
 from tests.util import blk, diagram, record, run, trace, wire
@@ -957,14 +958,14 @@ def test_every_evaluation_is_on_the_manifold(monkeypatch):
     index = {b.id: b.index for b in plan.diagram.blocks}
     g_slot = plan.slot_of[(index["g"], 0)]
     seen = []
-    original = engine.AlgebraicSolve.evaluate
+    original = AlgebraicSolve.evaluate
 
     def checked(self, t, x, committed=False):
         out = original(self, t, x, committed)
         seen.append(abs(plan.S[g_slot]))
         return out
 
-    monkeypatch.setattr(engine.AlgebraicSolve, "evaluate", checked)
+    monkeypatch.setattr(AlgebraicSolve, "evaluate", checked)
     res = plan.run()
     assert len(seen) > len(res["time"])        # the solver's own evaluations are checked too
     assert max(seen) < 1e-12
@@ -973,21 +974,21 @@ def test_every_evaluation_is_on_the_manifold(monkeypatch):
 def test_few_residual_evaluations_per_solver_evaluation(monkeypatch):
     """The warm-started Newton needs a handful of diagram evaluations per solve."""
     created = []
-    original = engine.AlgebraicSolve.__init__
+    original = AlgebraicSolve.__init__
 
     def keep(self, *args):
         original(self, *args)
         created.append(self)
 
-    monkeypatch.setattr(engine.AlgebraicSolve, "__init__", keep)
+    monkeypatch.setattr(AlgebraicSolve, "__init__", keep)
     calls = {"n": 0}
-    evaluate = engine.AlgebraicSolve.evaluate
+    evaluate = AlgebraicSolve.evaluate
 
     def counted(self, t, x, committed=False):
         calls["n"] += 1
         return evaluate(self, t, x, committed)
 
-    monkeypatch.setattr(engine.AlgebraicSolve, "evaluate", counted)
+    monkeypatch.setattr(AlgebraicSolve, "evaluate", counted)
     blocks = [blk("c", "constraint"), blk("neg", "gain", Gain=-1.0), blk("i", "integrator", InitialCondition=2.0),
               blk("cube", "expression", Expr="u^3 + u"), blk("g", "sum", Inputs="+-", inputs=2), record()]
     conns = [wire("c", "neg"), wire("neg", "i"), wire("c", "cube"), wire("cube", "g", 0, 0), wire("i", "g", 0, 1),
@@ -1012,10 +1013,10 @@ def test_diagrams_without_constraint_keep_the_plain_evaluate():
     algebraic solve, no extra check per call)."""
     blocks = [blk("i", "integrator", InitialCondition=1.0), blk("k", "gain", Gain=-1.0), record()]
     plan = nc.compile_plan(diagram(blocks, [wire("i", "k"), wire("k", "i"), wire("i", "w")], solver="dae"))
-    system = engine.PlanSystem(plan)
+    system = PlanSystem(plan)
     assert system.algebraic_solve is None
     assert "evaluate" not in vars(system)
-    constrained = engine.PlanSystem(nc.compile_plan(decay()))
+    constrained = PlanSystem(nc.compile_plan(decay()))
     assert constrained.algebraic_solve is not None and "evaluate" in vars(constrained)
 
 

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import nflow_compat as nc
-from nflow_compat.blocks import supported_types
+from nflow_compat.blocks.handlers import supported_types
 from nflow_compat.blocks.dashboard import CONTROLS, OBSERVERS
 from nflow_compat.errors import DiagramError
 from tests.util import blk, diagram, record, run, series, wire

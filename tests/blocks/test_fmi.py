@@ -23,7 +23,8 @@ from scipy.integrate import solve_ivp
 
 import nflow_compat as nc
 from nflow_compat import cli
-from nflow_compat.blocks import fmi, supported_types
+from nflow_compat.blocks import fmi
+from nflow_compat.blocks.handlers import supported_types
 from nflow_compat.errors import DiagramError, SimulationError
 
 from tests.fmus import build

@@ -16,7 +16,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import nflow_compat as nc
-from nflow_compat.blocks import REGISTRY, load_all
+from nflow_compat.blocks import REGISTRY
+from nflow_compat.blocks.handlers import load_all
 from nflow_compat.blocks.math import _matmul_shapes
 from nflow_compat.diagram import parse
 from nflow_compat.errors import DiagramError

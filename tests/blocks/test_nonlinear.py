@@ -14,7 +14,8 @@ import pytest
 from hypothesis import assume, given, settings, strategies as st
 
 import nflow_compat as nc
-from nflow_compat.blocks import REGISTRY, BlockIO, load_all
+from nflow_compat.blocks import REGISTRY, BlockIO
+from nflow_compat.blocks.handlers import load_all
 from nflow_compat.engine.context import Ctx
 from tests.util import blk, diagram, record, through, trace, wire
 
@@ -436,7 +437,7 @@ def test_stateful_blocks_reset_between_runs(type_name, params):
 
 
 def test_every_block_of_the_library_is_supported():
-    from nflow_compat.blocks import supported_types
+    from nflow_compat.blocks.handlers import supported_types
     listed = {e["type"] for e in supported_types() if e["library"] == "nonlinear"}
     assert listed == {"saturation", "deadZone", "quantizer", "coulombViscousFriction", "hysteresis", "rate",
                       "backlash", "hitCrossing"}

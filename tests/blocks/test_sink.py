@@ -330,7 +330,7 @@ def test_label_sink_unconnected_is_accepted():
 
 
 def test_xy_scopes_are_listed_as_supported():
-    from nflow_compat.blocks import supported_types
+    from nflow_compat.blocks.handlers import supported_types
     names = {row["type"] for row in supported_types()}
     assert {"xyScope", "xyzScope", "labelSink", "labelSource"} <= names
 

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import nflow_compat as nc
-from nflow_compat.blocks import supported_types
+from nflow_compat.blocks.handlers import supported_types
 from nflow_compat.errors import DiagramError, SimulationError
 from nflow_compat.expr import MAX_DEPTH, MAX_LENGTH, SCALAR_FUNCTIONS, ExpressionError, compile_scalar, evaluate
 from tests.util import blk, diagram, record, run, trace, wire

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import nflow_compat as nc
-from nflow_compat.blocks import load_all, supported_types
+from nflow_compat.blocks.handlers import load_all, supported_types
 from nflow_compat.diagram import parse
 from nflow_compat.errors import DiagramError
 from nflow_compat.signals import INTEGER_RANGES, BusLayout, cast, width_key

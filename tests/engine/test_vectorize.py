@@ -13,7 +13,9 @@ import pytest
 
 import nflow_compat as nc
 from nflow_compat.api import validate
-from nflow_compat.engine import continuous, vectorize
+from nflow_compat.engine import vectorize
+from nflow_compat.engine.recording import bulk_recorders
+from nflow_compat.engine.system import PlanSystem
 from nflow_compat.engine.plan import Plan
 from tests import goldens
 from tests.engine.both_ways import corpus, same_both_ways
@@ -149,8 +151,8 @@ def test_time_only_recorders_join_the_free_run_recorded_in_bulk():
                  wire("f", "rf"), wire("f", "g"), wire("g", "rg")], dt=1e-3, duration=2.0, solver="ode45")
     plan = same_both_ways(d)
     closures = Plan(validate(d), closures_only=True)
-    assert continuous._bulk_recording(plan, continuous.PlanSystem(plan), None) is not None
-    assert continuous._bulk_recording(closures, continuous.PlanSystem(closures), None) is None
+    assert bulk_recorders(plan, PlanSystem(plan), None) is not None
+    assert bulk_recorders(closures, PlanSystem(closures), None) is None
 
 
 def test_progress_and_a_second_run():

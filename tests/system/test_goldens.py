@@ -34,7 +34,7 @@ def _types(diagram) -> set:
 
 
 def test_every_supported_block_has_a_golden():
-    from nflow_compat.blocks import supported_types
+    from nflow_compat.blocks.handlers import supported_types
     covered = set().union(*(_types(goldens.load(p)["diagram"]) for p in ALL))
     missing = {row["type"] for row in supported_types()} - covered
     assert not missing, f"no golden fixture uses {sorted(missing)}"
@@ -42,7 +42,7 @@ def test_every_supported_block_has_a_golden():
 
 def test_every_runnable_doc_example_is_a_doc_stated_golden():
     import orjson
-    from nflow_compat.blocks import supported_types
+    from nflow_compat.blocks.handlers import supported_types
     examples = goldens.REFERENCE / "nflow" / "examples.json"
     supported = {row["type"] for row in supported_types()}
     stated = [goldens.load(p) for p in PATHS]

@@ -1,4 +1,4 @@
-"""The solver-driven engine (nflow_compat.engine.continuous): continuous blocks under each
+"""The solver-driven engine (nflow_compat.engine.solver_driven, system, recording): continuous blocks under each
 solver against closed forms, event functions moved by fast inputs, and the fast paths
 (bulk recording, the derivative cone, the one-coordinate island arithmetic), each giving
 exactly what the general path gives."""
@@ -12,8 +12,9 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import nflow_compat as nc
-from nflow_compat.engine import continuous as cont
-from nflow_compat.engine.continuous import SCANS_PER_SCALE, PlanSystem, inputs_scan_spacing
+from nflow_compat.engine.recording import ROWS_AT_ONCE, bulk_recorders
+from nflow_compat.engine.solver_driven import SCANS_PER_SCALE, inputs_scan_spacing
+from nflow_compat.engine.system import PlanSystem
 from nflow_compat.engine.hybrid import integrate_hybrid
 from nflow_compat.manifests import block_types
 from tests.util import blk, diagram, pin, record, trace, wire
@@ -60,7 +61,7 @@ def _bytes(res) -> bytes:
 
 def _taken(d) -> bool:
     plan = nc.compile_plan(d)
-    return cont._bulk_recording(plan, PlanSystem(plan), None) is not None
+    return bulk_recorders(plan, PlanSystem(plan), None) is not None
 
 
 # ----------------------------------------------------------------------------- bulk recording
@@ -257,7 +258,7 @@ def test_index_two_circuit_recorded_in_bulk():
 def test_bulk_recording_holds_blocks_of_rows():
     """More grid points than one block of rows (``ROWS_AT_ONCE``): the same bytes."""
     d = _circuit(CIRCUIT_SOURCES["sine"], "dae")
-    d["sampleTime"] = 0.3 / (2.5 * cont.ROWS_AT_ONCE)
+    d["sampleTime"] = 0.3 / (2.5 * ROWS_AT_ONCE)
     assert _taken(d)
     assert _bytes(_run(d)) == _bytes(_run(d, per_step=True))
 
