@@ -178,6 +178,27 @@ class Trapezoid(TimeFunction):
         return (k + 2) * self.period
 
 
+# The waveform of a source element from its manifest parameters (``Element.shape``: the
+# electrical, thermal and mechanical sources share nflow's parameter names)
+
+def sine_of(el):
+    return Sine(el.param("Amplitude"), el.param("Frequency"), el.param("Phase"))
+
+
+def exp_sine_of(el):
+    return ExpSine(el.param("Amplitude"), el.param("Frequency"), el.param("Damping"), el.param("Phase"))
+
+
+def trapezoid_of(el):
+    return Trapezoid(el.param("Amplitude"), el.param("Rising", nonnegative=True), el.param("Width", nonnegative=True),
+                     el.param("Falling", nonnegative=True), el.param("Period", positive=True))
+
+
+def ramp_of(el):
+    # nflow's ramp is unbounded (MSL's saturates after its duration)
+    return Ramp(el.param("Slope"), el.param("StartTime"))
+
+
 # --------------------------------------------------------------------------------------
 # Non-linear force laws: law(s_rel, v_rel, u, mode, initial) -> f
 

@@ -14,7 +14,7 @@ import numpy as np
 
 from ..errors import DiagramError, SimulationError
 from . import acausal as acausal_network
-from . import electrical, thermal  # noqa: F401  (importing them registers their element classes)
+from . import electrical, mechanical, thermal  # noqa: F401  (importing them registers their element classes)
 from . import planar
 from .acausal import DOMAINS, ELEMENTS
 from .electrical import EMF_ELEMENT
@@ -44,16 +44,6 @@ def lowers(*types):
 def _unsupported(block, why):
     raise SimulationError("unsupported_block", f"block {block.id!r} ({block.type.type}): {why}",
                           block=block.id, path=block.path)
-
-
-def _mu_table(p):
-    table = p.get("mu_pos")
-    if table is None:
-        return ((0.0, float(p["mu"])),)
-    table = np.atleast_2d(np.asarray(table, dtype=float))
-    if table.shape[1] != 2:
-        raise DiagramError("param_value", "mu_pos must be a table of [speed, mu] rows", param="mu_pos")
-    return tuple(map(tuple, table))
 
 
 # ----------------------------------------------------------------------------- bodies
@@ -163,7 +153,7 @@ def _brake(net, name, b):
         net.regularized_brake(name, v_eps=p["vEps"] if "vEps" in p else p["w_eps"])
         return Lowered(pins=pins, inputs={0: name})
     extra = {"small": p["v_small"]} if "v_small" in p else {}
-    net.brake(name, fn_max=p["fn_max"], mu_pos=_mu_table(p), peak=p["peak"], cgeo=p["cgeo"], **extra)
+    net.brake(name, fn_max=p["fn_max"], mu_pos=mechanical.mu_table(p), peak=p["peak"], cgeo=p["cgeo"], **extra)
     return Lowered(pins={"flange": f"{name}.flange_a"}, inputs={0: name})
 
 
@@ -173,11 +163,15 @@ def _clutch(net, name, b, connected_inputs=()):
     if 0 not in connected_inputs:   # nflow's smooth law without a normal-force input
         net.regularized_clutch(name, tau_max=p["tau_max"], w_eps=p["w_eps"])
         return Lowered(pins=_pins(name, _TWO))
-    net.clutch(name, fn_max=p["fn_max"], mu_pos=_mu_table(p), peak=p["peak"], cgeo=p["cgeo"])
+    net.clutch(name, fn_max=p["fn_max"], mu_pos=mechanical.mu_table(p), peak=p["peak"], cgeo=p["cgeo"])
     return Lowered(pins=_pins(name, _TWO), inputs={0: name})
 
 
 # ----------------------------------------------------------------------------- sensors
+
+SENSOR_TYPES = ("PositionSensor", "AngleSensor", "SpeedSensor", "RotSpeedSensor", "RelPositionSensor",
+                "RelAngleSensor", "RelSpeedSensor", "RelRotSpeedSensor")
+
 
 @lowers("PositionSensor", "AngleSensor")
 def _position_sensor(net, name, b):
@@ -314,6 +308,12 @@ def lower(diagram, ctx, S, input_slots) -> dict:
     if not acausal:
         return {}
     connected = {(w.dst, w.dst_port) for w in diagram.wires}
+    classes = {b.index: ELEMENTS[b.type.type].variant(b.params, {p for (i, p) in connected if i == b.index})
+               for b in acausal if b.type.type in ELEMENTS}
+    # while the general layer does not hold every mechanical element, a diagram with one it
+    # does not hold runs all its mechanics on the 1-D compiler (network.py)
+    old_mechanics = any(b.type.domain in _PROBE_KIND and classes.get(b.index) is None
+                        and b.type.type not in SENSOR_TYPES for b in acausal)
     nets: dict = {}
     circuit = acausal_network.Network()
     lowered: dict = {}
@@ -322,9 +322,10 @@ def lower(diagram, ctx, S, input_slots) -> dict:
     for b in acausal:
         name = _element_name(b)
         element_names[name] = b.id
-        if b.type.type in ELEMENTS or b.type.type in _EMF_TYPES:
-            lowered[b.index] = _lower_element(circuit, name, b)
-            if b.type.type in _EMF_TYPES:
+        general = classes.get(b.index) is not None and not (old_mechanics and b.type.type in mechanical.TYPES)
+        if general or b.type.type in _EMF_TYPES:
+            lowered[b.index] = _lower_element(circuit, name, b, classes[b.index] if general else EMF_ELEMENT)
+            if not general:
                 net = nets.setdefault(b.type.domain, Network(b.type.domain))
                 net.force(name + _SHAFT)
                 element_names[name + _SHAFT] = b.id
@@ -355,7 +356,8 @@ def lower(diagram, ctx, S, input_slots) -> dict:
         if a is None or b_ is None:
             continue
         domain = blocks[link.a].type.pins.get(link.a_pin, blocks[link.a].type.domain)
-        (circuit if domain in DOMAINS else nets[domain]).connect(a, b_)
+        general = domain in DOMAINS and not (old_mechanics and domain in _PROBE_KIND)
+        (circuit if general else nets[domain]).connect(a, b_)
     islands = [isl for net in nets.values() for isl in net.build()] + _build_circuits(circuit, acausal)
     parts = [IslandPart(isl, element_names, ctx, S) for isl in islands]
     part_of = {name: part for part in parts for name in part.island.element_names}
@@ -408,9 +410,8 @@ def lower(diagram, ctx, S, input_slots) -> dict:
 LOWERED_TYPES = tuple(LOWERING) + tuple(ELEMENTS) + _EMF_TYPES + planar.TYPES
 
 
-def _lower_element(circuit, name, b) -> Lowered:
-    """An electrical/thermal block (or an EMF's electrical side) as a circuit element."""
-    cls = ELEMENTS.get(b.type.type) or EMF_ELEMENT
+def _lower_element(circuit, name, b, cls) -> Lowered:
+    """A block of the general layer (or an EMF's electrical side) as a network element."""
     el = cls(name, b.params)
     domains = {pin: b.type.pins.get(pin, "electrical") for pin in cls.pins}
     circuit.add(el, domains)
