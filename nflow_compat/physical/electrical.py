@@ -542,22 +542,3 @@ class CurrentSensor(Element):
 
     def stamp(self, s):
         _resistive_branch(s, 0.0)
-
-
-
-# ----------------------------------------------------------------------------- EMF
-
-class EmfElectrical(Element):
-    """The electrical side of EMF / TranslationalEMF (MSL RotationalEMF /
-    TranslationalEMF): ``v_p - v_n = k*w`` with the flange speed ``w`` taken from the
-    mechanical island; the branch current ``i`` (p -> n) drives the flange with ``k*i``."""
-    pins, unknowns, inputs = _ONE_PORT, ("i",), ("w",)
-
-    def stamp(self, s):
-        i = s.x("i")
-        s.branch("p", "n", [(i, 1.0)])
-        row = s.across_row("p", "n")
-        s.source(row, -self.param("k"), input=s.input("w"))
-
-
-EMF_ELEMENT = EmfElectrical

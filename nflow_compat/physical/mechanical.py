@@ -19,20 +19,21 @@ import numpy as np
 from ..errors import DiagramError, SimulationError
 from . import elements as laws
 from . import friction as fr
-from .acausal import ELEMENTS, Element, Lin, element
+from .acausal import Element, Lin, element
 
 _ONE = ("flange",)
 _TWO = ("a", "b")
 _FD_STEP = 1e-7     # relative step of the difference Jacobian of a force law
 
 
-def _relative(s, pins):
+def _relative(s, pins, speed=True):
     """``(s_rel, v_rel)`` of a one-port (the flange against the ground) or a two-port
-    (``b - a``), as :class:`Lin`."""
+    (``b - a``), as :class:`Lin` (``v_rel`` 0 without ``speed``: a law that does not read
+    it makes no speed unknowns)."""
     if len(pins) == 1:
-        return s.position(pins[0]), s.speed(pins[0])
+        return s.position(pins[0]), (s.speed(pins[0]) if speed else Lin())
     a, b = pins
-    return s.position(b) - s.position(a), s.speed(b) - s.speed(a)
+    return s.position(b) - s.position(a), (s.speed(b) - s.speed(a) if speed else Lin())
 
 
 def push_force(s, pins, force: Lin):
@@ -43,11 +44,12 @@ def push_force(s, pins, force: Lin):
         s.push(pins[0], -force)
 
 
-def push_law(s, pins, law, inputs=()):
+def push_law(s, pins, law, inputs=(), *, speed=True, moded=False):
     """A non-linear force law ``law(s_rel, v_rel, u) -> f`` of the element's relative
     motion (see ``push_force`` for where ``f`` goes), with a difference Jacobian for the
-    Newton iterations of islands that have algebraic unknowns."""
-    rel, speed = _relative(s, pins)
+    Newton iterations of islands that have algebraic unknowns; ``speed``: the law reads
+    ``v_rel``; ``moded``: it also takes the element's branch (a switching element)."""
+    rel, speed = _relative(s, pins, speed)
     cols = sorted(set(rel.terms) | set(speed.terms))
     at = {col: j for j, col in enumerate(cols)}
     p = np.zeros(len(cols))
@@ -60,13 +62,12 @@ def push_law(s, pins, law, inputs=()):
     signs = np.array(weights) * (np.array([-1.0, 1.0]) if len(pins) == 2 else np.ones(1))
     p0 = rel.const
 
-    def force(z, u, t):
-        return signs * law(float(p @ z) + p0, float(v @ z), u)
-
-    def residual(z, u, t):
+    def residual(z, u, t, *branch):
+        def force(z, u, t):
+            return signs * law(float(p @ z) + p0, float(v @ z), u, *branch)
         value = force(z, u, t)
         return value, lambda: _difference_jacobian(force, z, u, t, value)
-    s.nonlinear(list(rows), cols, residual, inputs=inputs)
+    s.nonlinear(list(rows), cols, residual, inputs=inputs, moded=moded)
 
 
 def _difference_jacobian(fn, z, u, t, value):
@@ -182,7 +183,7 @@ class _QuadraticSpeedForce(Element):
 
     def stamp(self, s):
         law = laws.QuadraticSpeed(self.param("d"))
-        push_law(s, self.pins, lambda rel, speed, u: law.force(rel, speed, None, 0))
+        push_law(s, self.pins, lambda rel, speed, u: law.force(rel, speed, None, 0), speed=law.vel_dep)
 
 
 for _type, _base in (("LinearSpeedDependentForce", _LinearSpeedForce),
@@ -201,9 +202,9 @@ class _RegularizedLaw(Element):
         law = type(self).make_law(self)
         inputs = [s.input(name) for name in self.inputs]
         if inputs:
-            push_law(s, self.pins, lambda rel, speed, u: law.force(rel, speed, u[0], 0), inputs)
+            push_law(s, self.pins, lambda rel, speed, u: law.force(rel, speed, u[0], 0), inputs, speed=law.vel_dep)
         else:
-            push_law(s, self.pins, lambda rel, speed, u: law.force(rel, speed, 0.0, 0))
+            push_law(s, self.pins, lambda rel, speed, u: law.force(rel, speed, 0.0, 0), speed=law.vel_dep)
 
 
 def _tanh_friction(peak, eps):
@@ -253,6 +254,60 @@ class Clutch(_RegularizedLaw):
         return cls if 0 not in connected_inputs else cls.stick_slip
 
 
+class _Contact(Element):
+    """A compliant element with contact states (``elements.ElastoGap``,
+    ``elements.ElastoBacklash``): the state is the contact mode, decided by the law's
+    relations at the solution (events), and selects the branch of its force law."""
+    pins, switching = _TWO, True
+
+    def make_law(self):
+        raise NotImplementedError
+
+    def stamp(self, s):
+        law = self.law = self.make_law()
+        self.branches = tuple(sorted(law.mode_names))
+        push_law(s, self.pins, lambda rel, speed, u, mode: law.force(rel, speed, 0.0, mode), speed=law.vel_dep,
+                 moded=True)
+        self._rel = s.position(self.pins[1]) - s.position(self.pins[0])
+
+    def pre_start(self, view):
+        return 0
+
+    def iterate(self, pre, current, view):
+        return self.law.mode_from(view.value(self._rel))
+
+    def relations(self, state, view):
+        return list(self.law.relations(view.value(self._rel)))
+
+    def committed(self, state, values):
+        return list(self.law.mode_relations(state))
+
+    def changes(self, before, after):
+        names = self.law.mode_names
+        return [("contact", names[before], names[after])] if before != after else []
+
+    def branch_name(self, branch):
+        return self.law.mode_names[branch]
+
+
+@element
+class ElastoGap(_Contact):
+    """MSL ElastoGap (``contact = s_rel < s_rel0``; nflow's defaults c 100, d 1)."""
+    type_name = "ElastoGap"
+
+    def make_law(self):
+        c = self.param("c", nonnegative=True)
+        return laws.ElastoGap(c, self.param("d", nonnegative=True), self.param("s_rel0"), 1.0, 1.0)
+
+
+class _Backlash(_Contact):
+    """MSL ElastoBacklash with play ``b``: free in the play, in contact beyond it."""
+
+    def make_law(self):
+        return laws.ElastoBacklash(self.param("c", nonnegative=True), self.param("d", nonnegative=True),
+                                   self.param("b", nonnegative=True), self.param("phi_rel0"))
+
+
 @element
 class ElastoBacklash(_Compliant):
     """MSL ElastoBacklash; without play (``b <= 1e-10``, nflow's default) it is MSL's
@@ -261,7 +316,10 @@ class ElastoBacklash(_Compliant):
 
     @classmethod
     def variant(cls, params, connected_inputs):
-        return cls if float(params["b"]) <= laws.B_EPS else None
+        return cls if float(params["b"]) <= laws.B_EPS else cls.with_play
+
+
+ElastoBacklash.with_play = type("ElastoBacklash", (_Backlash,), {"type_name": "ElastoBacklash"})
 
 
 # ----------------------------------------------------------------------------- rigid ties
@@ -632,6 +690,3 @@ for _type, _eps, _small in (("Brake", "vEps", "v_small"), ("RotBrake", "w_eps", 
                                                   "small_default": 1e-3 if _small == "v_small" else 1e10})
     element(type(_type, (_RegularizedBrake,), {"type_name": _type, "eps": _eps, "stick_slip": _stick_slip}))
 Clutch.stick_slip = type("Clutch", (_ClutchFriction,), {"type_name": "Clutch"})
-
-# the mechanical element types (islands.lower routes a diagram's mechanics by them)
-TYPES = tuple(sorted(name for name, cls in ELEMENTS.items() if cls.__module__ == __name__))
