@@ -42,6 +42,7 @@ How an island is built
 from __future__ import annotations
 
 import math
+import operator
 from dataclasses import dataclass, field
 from typing import Callable, ClassVar
 
@@ -76,6 +77,7 @@ NEWTON_TOL = 1e-10
 MODE_ITERATIONS = 50
 TIE_TOLERANCE = 1e-12   # relative to the island's largest unknown: a relation this close to 0 is a tie
 EXP_LIMIT = 700.0      # exp() arguments are clipped here while Newton searches (never at a solution)
+FLOAT_STATES = 4       # an island with at most this many states computes its derivative on floats
 
 
 def safe_exp(x: float) -> float:
@@ -87,11 +89,12 @@ class Lin:
     element writes a position, a speed or a force (a pin's position is ``k*z[col] + d`` of
     its rigidly tied group, see ``Stamp.position``)."""
 
-    __slots__ = ("terms", "const")
+    __slots__ = ("terms", "const", "of_states")
 
     def __init__(self, terms=None, const=0.0):
         self.terms = dict(terms or {})
         self.const = float(const)
+        self.of_states = None     # [(state index, coef)] when every term is a state (set by the island)
 
     def __add__(self, other):
         if not isinstance(other, Lin):
@@ -116,6 +119,7 @@ class Lin:
         return list(self.terms.items())
 
     def at(self, z) -> float:
+        """The value at unknowns ``z`` (a list of floats, or an array)."""
         value = self.const
         for col, coef in self.terms.items():
             value += coef * z[col]
@@ -278,6 +282,7 @@ class _Nonlinear:
     fn: Callable         # (z_local, u_local, t[, branch]) -> (residual, d residual / d z_local)
     name: str
     switch: int | None = None   # a moded term: the index of its element among the switches
+    value: Callable | None = None   # the residual alone, of sequences of floats (explicit evaluation)
 
 
 @dataclass
@@ -419,17 +424,23 @@ class Stamp:
         self.source(self._pin_rows[p], coef, **kw)
         self.source(self._pin_rows[n], -coef, **kw)
 
-    def nonlinear(self, rows, cols, fn, inputs=(), moded=False):
+    def nonlinear(self, rows, cols, fn, inputs=(), moded=False, value=None):
         """Rows ``rows`` get ``fn(z[cols], u[inputs], t)[0]``; ``fn`` also returns the
         Jacobian with respect to ``z[cols]`` (rows x cols), or a function giving it when
         asked (a law that only has a difference Jacobian). ``moded``: ``fn`` takes the
-        element's branch as a fourth argument (a switching element)."""
+        element's branch as a fourth argument (a switching element). ``value``: the same
+        residual alone, taking lists of floats (the fast evaluation of a term of the
+        states)."""
         switch = None
         if moded:
             if self._switch is None:
                 raise TypeError("a moded non-linear term needs a switching element")
             switch = self._net.switches.index(self._switch)
-        self._net.nonlinear.append(_Nonlinear(list(rows), list(cols), list(inputs), fn, self.element.name, switch))
+        if value is None:
+            def value(z, u, t, *branch):
+                return fn(np.array(z, dtype=float), np.array(u, dtype=float), t, *branch)[0]
+        self._net.nonlinear.append(_Nonlinear(list(rows), list(cols), list(inputs), fn, self.element.name, switch,
+                                              value))
 
     def acceleration(self, pin) -> Lin:
         """The pin's acceleration: an unknown of its group (made on first use, with the row
@@ -655,26 +666,49 @@ class _View:
     tried), the inputs; ``initial`` (Modelica's ``initial()``), ``switched`` (its branch
     changed in this event iteration) and ``tie`` (the tolerance of a relation at 0)."""
 
-    __slots__ = ("island", "index", "t", "x", "z", "_padded", "initial", "switched", "tie")
+    __slots__ = ("island", "index", "t", "x", "_z", "_floats", "_states", "initial", "switched")
 
-    def __init__(self, island, index, t, x, z, padded, initial, switched, tie):
+    def __init__(self, island, index, t, x, z, initial, switched, states=None):
         self.island, self.index, self.t, self.x = island, index, t, x
-        self.z, self._padded = z, padded
-        self.initial, self.switched, self.tie = initial, switched, tie
+        self._z, self._floats, self._states = z, None, states
+        self.initial, self.switched = initial, switched
 
     def at(self, z):
-        self.z = z
-        self._padded = np.append(z, 0.0) if self.island._relation_pad else z
+        self._z, self._floats = z, None
+
+    @property
+    def z(self):
+        """The network's solution (solved on first use when the view was made without it)."""
+        if self._z is None:
+            self._z = self.island.solve(self.t, self.x)
+        return self._z
+
+    @property
+    def tie(self) -> float:
+        return TIE_TOLERANCE * (1.0 + float(np.max(np.abs(self.z), initial=0.0)))
 
     def watched(self):
         """The arguments of a Boolean element's ``relation``: the unknowns and inputs it
-        watches (``Stamp.watch``)."""
+        watches (``Stamp.watch``; a reference potential reads 0)."""
         cols, inputs = self.island._watch[self.index]
         u = self.island.inputs
-        return self._padded[cols], (u[inputs] if inputs is not None else u[:0])
+        z = np.append(self.z, 0.0) if self.island._relation_pad else self.z
+        return z[cols], (u[inputs] if inputs is not None else u[:0])
 
     def value(self, lin) -> float:
-        return lin.at(self.z)
+        """``lin`` at the solution; one of the states alone is read from them (no solve)."""
+        if self._states is not None:
+            terms = lin.of_states
+            if terms is None:
+                terms = lin.of_states = self.island.state_terms(lin)
+            if terms is not False:
+                value = lin.const
+                for k, coef in terms:
+                    value += coef * self._states[k]
+                return float(value)
+        if self._floats is None:
+            self._floats = self.z.tolist()
+        return lin.at(self._floats)
 
     def input(self, slot) -> float:
         return float(self.island.inputs[slot])
@@ -734,6 +768,7 @@ class DaeIsland:
         explicit = [all(c is None or c in states for c in term.cols) for term in self._nonlinear]
         self._explicit = [term for term, yes in zip(self._nonlinear, explicit) if yes]
         self._implicit = [term for term, yes in zip(self._nonlinear, explicit) if not yes]
+        self._prepare_explicit()
         self._linear_cache: dict = {}
         self._w2_guess = np.zeros(n - r)
         self._solve_cache = (None, None, None)
@@ -821,11 +856,9 @@ class DaeIsland:
         return A
 
     def _c(self, t, u):
-        c = self.c0.copy()
+        c = self.c0 + self.B @ u if u.size else self.c0.copy()
         for row, coef, fn in self._functions:
             c[row] += coef * fn(t)
-        if u.size:
-            c += self.B @ u
         return c
 
     def _c_rate(self, t):
@@ -966,7 +999,7 @@ class DaeIsland:
         if not self._implicit:
             lin = self._linear(modes)
             if self._explicit:
-                c = c + self._nl_explicit(w1, u, t, modes)
+                c = self._with_explicit(c, w1, u, t, modes)
             z = lin.Z1 @ w1 + (lin.Zc @ c if lin.Zc_c0 is None else lin.Zc_c0)
             if lin.constraint is not None:
                 z = z + lin.Zd @ self._c_rate(t)
@@ -975,11 +1008,37 @@ class DaeIsland:
         self._solve_cache = (key, z, c)
         return z
 
-    def _nl_explicit(self, w1, u, t, modes):
-        """The non-linear terms of the states alone, at states ``w1``."""
-        z = np.zeros(self.n_unknowns)
-        z[self.state_columns] = w1
-        return self._nl(z, u, t, False, modes, self._explicit)[0]
+    def _prepare_explicit(self):
+        """The explicit terms' columns as indices of the states (``n_states``: a reference
+        potential's 0, appended), their rows gathered in one vector (``_explicit_rows``)."""
+        index = {int(c): k for k, c in enumerate(self.state_columns)} if self._explicit else {}
+        rows = sorted({row for term in self._explicit for row in term.rows if row is not None})
+        at = {row: k for k, row in enumerate(rows)}
+        self._explicit_rows = np.array(rows, dtype=int)
+        self._explicit_pad = any(c is None for term in self._explicit for c in term.cols)
+        self._explicit_plan = [(term.value, [self.n_states if c is None else index[c] for c in term.cols],
+                                term.inputs, term.switch, [(at[row], k) for k, row in enumerate(term.rows)
+                                                           if row is not None]) for term in self._explicit]
+
+    def _explicit_values(self, w, inputs, t, modes) -> list:
+        """The explicit terms' residuals on ``_explicit_rows`` at states ``w`` and inputs
+        ``inputs`` (lists of floats)."""
+        if self._explicit_pad:
+            w = w + [0.0]
+        values = [0.0] * len(self._explicit_rows)
+        for value, cols, slots, switch, places in self._explicit_plan:
+            z = [w[k] for k in cols]
+            ul = [inputs[k] for k in slots]
+            residual = value(z, ul, t) if switch is None else value(z, ul, t, modes[switch])
+            for k, i in places:
+                values[k] += residual[i]
+        return values
+
+    def _with_explicit(self, c, w1, u, t, modes):
+        """``c`` plus the non-linear terms of the states alone, at states ``w1``."""
+        c = c.copy()
+        c[self._explicit_rows] += self._explicit_values(w1.tolist(), u.tolist(), t, modes)
+        return c
 
     def solve_rows(self, times, states) -> np.ndarray:
         """``solve`` at each ``(times[k], states[k])`` of a linear island without switches,
@@ -1033,9 +1092,11 @@ class DaeIsland:
             lin = self._linear(self.modes)
             if lin.L_c0 is not None:
                 return lin.K @ w1 + lin.L_c0
+            if self.n_states <= FLOAT_STATES and lin.constraint is None:
+                return self._derivative_floats(t, w1, u, lin)
             c = self._c(t, u)
             if self._explicit:
-                c = c + self._nl_explicit(w1, u, t, self.modes)
+                c = self._with_explicit(c, w1, u, t, self.modes)
             out = lin.K @ w1 + lin.L @ c
             return out if lin.constraint is None else out + lin.Ld @ self._c_rate(t)
         z = self.solve(t, w1, u)
@@ -1044,18 +1105,44 @@ class DaeIsland:
         nl, _ = self._nl(z, u, t, False, self.modes)
         return -(self._R_inv @ (self._U1t @ (A @ z + c + nl)))
 
+    def _derivative_floats(self, t, w1, u, lin):
+        """``derivative`` of a small linear island (``FLOAT_STATES``) on Python floats:
+        ``K w1 + L c0 + (L B) u + sum of L[:, row] * source(t) + (L[:, rows]) explicit``,
+        the products of the mode's matrices formed once (``_float_rows``)."""
+        rows = lin.float_rows
+        if rows is None:
+            rows = lin.float_rows = self._float_rows(lin)
+        w = w1.tolist()
+        inputs = u.tolist()
+        values = w + inputs + [fn(t) for _, _, fn in self._functions]
+        if self._explicit:
+            values += self._explicit_values(w, inputs, t, self.modes)
+        return np.array([sum(map(operator.mul, coefs, values), base) for base, coefs in rows])
+
+    def _float_rows(self, lin) -> list:
+        """Per state: ``(L c0, coefficients)`` as floats, the coefficients of the states,
+        the inputs (``L B``), the time functions (``L`` at their rows times their
+        coefficients) and the explicit terms' rows (``L`` there), in that order."""
+        L = lin.L
+        functions = np.array([coef * L[:, row] for row, coef, _ in self._functions]).reshape(
+            len(self._functions), L.shape[0]).T
+        coefs = np.hstack((lin.K, L @ self.B, functions, L[:, self._explicit_rows]))
+        base = L @ self.c0
+        return [(float(base[i]), coefs[i].tolist()) for i in range(L.shape[0])]
+
     # -- events --------------------------------------------------------------------------
     def _views(self, t, x, z, initial=False, switched=None):
-        zp = np.append(z, 0.0) if self._relation_pad else z
-        tie = TIE_TOLERANCE * (1.0 + float(np.max(np.abs(z), initial=0.0)))
-        return [_View(self, k, t, x, z, zp, initial, bool(switched and switched[k]), tie)
-                for k in range(len(self._switches))]
+        return [_View(self, k, t, x, z, initial, bool(switched and switched[k])) for k in range(len(self._switches))]
+
+    def _lazy_views(self, t, x):
+        """Views that read the states directly and solve the network only when asked."""
+        states = x.tolist() if self.state_columns is not None else None
+        return [_View(self, k, t, x, None, False, False, states) for k in range(len(self._switches))]
 
     def event_functions(self, t, x):
         if not self._switches:
             return np.zeros(0)
-        x = np.asarray(x, dtype=float)
-        views = self._views(t, x, self.solve(t, x))
+        views = self._lazy_views(t, np.asarray(x, dtype=float))
         out = []
         for el, state, view in zip(self._elements, self.states, views):
             out.extend(el.relations(state, view))
@@ -1068,8 +1155,7 @@ class DaeIsland:
             values = None
             if el.committed_reads_values:
                 if views is None:
-                    x = np.asarray(x, dtype=float)
-                    views = self._views(t, x, self.solve(t, x))
+                    views = self._lazy_views(t, np.asarray(x, dtype=float))
                 values = el.relations(state, views[k])
             out.extend(el.committed(state, values))
         return np.array(out, dtype=float)
@@ -1285,6 +1371,11 @@ class DaeIsland:
         col, _, k, d = self._handles[element][0][pin]
         return col, k, d
 
+    def state_terms(self, lin):
+        """``lin`` as ``[(state index, coef)]`` when all its unknowns are states, else False."""
+        terms = [(self._state_index(col), coef) for col, coef in lin.items()]
+        return terms if all(k is not None for k, _ in terms) else False
+
     def _state_index(self, col):
         if col is None or self.state_columns is None:
             return None
@@ -1374,6 +1465,7 @@ class _Eliminated:
     constraint: tuple | None = None     # (G, H): the states obey G w1 + H c(t) = 0 (index 2)
     L_c0: np.ndarray | None = None      # L c and Zc c where c is constant (no time functions,
     Zc_c0: np.ndarray | None = None     # no inputs, no constraint)
+    float_rows: list | None = None      # DaeIsland._float_rows, made on first use
 
 
 def _conflicting_rows(pattern, match, unmatched) -> list:

@@ -24,6 +24,7 @@ from .acausal import Element, Lin, element
 _ONE = ("flange",)
 _TWO = ("a", "b")
 _FD_STEP = 1e-7     # relative step of the difference Jacobian of a force law
+_NO_FORCE = (0.0,)
 
 
 def _relative(s, pins, speed=True):
@@ -62,12 +63,26 @@ def push_law(s, pins, law, inputs=(), *, speed=True, moded=False):
     signs = np.array(weights) * (np.array([-1.0, 1.0]) if len(pins) == 2 else np.ones(1))
     p0 = rel.const
 
+    p_terms = [(at[col], coef) for col, coef in rel.items()]
+    v_terms = [(at[col], coef) for col, coef in speed.items()]
+    factors = signs.tolist()
+
     def residual(z, u, t, *branch):
         def force(z, u, t):
             return signs * law(float(p @ z) + p0, float(v @ z), u, *branch)
         value = force(z, u, t)
         return value, lambda: _difference_jacobian(force, z, u, t, value)
-    s.nonlinear(list(rows), cols, residual, inputs=inputs, moded=moded)
+
+    def value(z, u, t, *branch):      # the same on lists of floats
+        rel = p0
+        for j, coef in p_terms:
+            rel += coef * z[j]
+        speed = 0.0
+        for j, coef in v_terms:
+            speed += coef * z[j]
+        f = law(rel, speed, u, *branch)
+        return [factor * f for factor in factors]
+    s.nonlinear(list(rows), cols, residual, inputs=inputs, moded=moded, value=value)
 
 
 def _difference_jacobian(fn, z, u, t, value):
@@ -524,8 +539,19 @@ class _StickSlip(Element):
                 return np.array([-law.force(branch, float(coefs @ z), fn_max * u[0] if len(u) else 0.0)])
             value = force(z, u, t)
             return value, lambda: _difference_jacobian(force, z, u, t, value)
-        s.nonlinear([row], cols, sliding, inputs=[self._fn] if self._fn is not None else [], moded=True)
-        self._watched = {}
+
+        terms = list(enumerate(coefs.tolist()))
+
+        def value(z, u, t, branch):     # the same on lists of floats
+            if branch < fr.START_F:
+                return _NO_FORCE
+            speed = 0.0
+            for j, coef in terms:
+                speed += coef * z[j]
+            return (-law.force(branch, speed, fn_max * u[0] if u else 0.0),)
+        s.nonlinear([row], cols, sliding, inputs=[self._fn] if self._fn is not None else [], moded=True,
+                    value=value)
+        self._watched = (None, ())
 
     def position(self, s):
         """The position the stops act on (None: no stops)."""
@@ -596,9 +622,10 @@ class _StickSlip(Element):
         return fr.branch_of(free, locked, state.start_forward, state.start_backward, state.mode)
 
     def relations(self, state, view):
-        watched = self._watched.get(state)
-        if watched is None:
-            watched = self._watched[state] = fr.watched_relations(self.law, state)
+        seen, watched = self._watched
+        if state is not seen:      # a new committed state (the same object between events)
+            watched = fr.watched_relations(self.law, state)
+            self._watched = (state, watched)
         if not watched:
             return []
         law = self.law
