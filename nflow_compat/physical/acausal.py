@@ -4,11 +4,21 @@ a semi-explicit DAE that the engine integrates as one hybrid system per island.
 How an island is built
 ----------------------
 * **Domains** name their across/through pair (``DOMAINS``). A pin has one domain; an element
-  may have pins in several (HeatingResistor: electrical ``p``/``n`` and thermal ``heatPort``).
+  may have pins in several (HeatingResistor: electrical ``p``/``n`` and thermal ``heatPort``;
+  EMF: electrical ``p``/``n`` and a rotational ``flange``).
 * **Nodes.** Pins joined by connections form a node (a union-find). Its across variable
-  (potential, temperature) is an unknown, except at an electrical node holding a Ground pin
-  (0 V, the reference). The node's balance of through variables (Kirchhoff's current law,
-  the heat-flow balance) is one equation row.
+  (potential, temperature, position) is an unknown, except at an electrical node holding a
+  Ground pin (0 V, the reference). The node's balance of through variables (Kirchhoff's
+  current law, the heat-flow balance, the cut forces) is one equation row.
+* **Rigid ties** (alias elimination): an element may tie two of its pins,
+  ``pos(y) = ratio*pos(x) + offset`` (a gear, a lever, a stop mass's two flanges), or one pin
+  to the reference (a Fixed flange). Tied nodes are affine aliases of one unknown
+  (``nodes.AffineUnionFind``) and their balances one row, each force weighted by its pin's
+  lever factor (virtual work), so a mass behind a gear is reflected as ``m*ratio^2`` and no
+  position constraint (index 3) appears. A mechanical node has a speed unknown (with the row
+  ``der(position) = speed``) only when an element reads its speed, and an acceleration
+  unknown only when one reads that (a stuck friction element): a massless node between
+  springs is an algebraic position, one behind a damper a first-order state.
 * **Elements** (one class each, registered by nflow block type) declare their pins, signal
   inputs, extra unknowns (a branch current, a diode's curve parameter ``s``) and stamp their
   equations through a :class:`Stamp`: linear coefficients of the unknowns (``A``) and of
@@ -22,18 +32,28 @@ How an island is built
   to unknowns (``maximum_bipartite_matching``) finds structurally singular networks and
   names their blocks (no ground, a loop of voltage sources, a cut-set of current sources, an
   op-amp without feedback).
-* **Condensation.** ``E = U diag(sigma) V^T`` (SVD, once): in the coordinates ``w = V^T z``
-  the first ``r = rank(E)`` are the states and the rest algebraic, and the rows
-  ``U2^T (A z + c + N) = 0`` determine the algebraic part (index 1). For a linear island the
-  algebraic part is eliminated once per mode (LU factorization, never an inverse): the
-  derivative is ``w1' = K w1 + L c(t, u)``. Non-linear islands solve the algebraic part by
-  damped Newton warm-started from the last solution. A singular algebraic part (a capacitor
-  directly across a voltage source, an inductor in series with a current source: index 2)
-  is a typed error naming the elements involved.
-* **Modes** (IdealDiode, IdealSwitch): an element with a switching law has a Boolean mode;
-  its mode-dependent coefficients enter ``A(mode)``; its relation is an event function; at
-  an event the modes are iterated to a fixed point (Modelica's event iteration). The
-  characteristic is continuous at the switching point, so no state jumps.
+* **Condensation.** ``E = U1 R V1^T`` (once): the states are ``w1 = V1^T z`` and the rows
+  ``U2^T (A z + c + N) = 0`` determine the algebraic part (index 1). When the unknowns that
+  ``E`` differentiates are independent (positions and speeds of masses, a capacitor's
+  potential to ground) they are the states themselves (``V1`` selects them, ``R`` from the
+  SVD of those columns); otherwise ``E = U diag(sigma) V^T`` (SVD) gives the states as
+  combinations. For a linear island the algebraic part is eliminated once per mode (LU
+  factorization, never an inverse): the derivative is ``w1' = K w1 + L c(t, u)``. Non-linear
+  terms that read states only (a friction law of the speed, a diode across a capacitor)
+  are evaluated explicitly with the sources, so such an island stays linear in its
+  algebraic part; the others are solved by damped Newton warm-started from the last
+  solution. An island of at most ``FLOAT_STATES`` states computes its derivative on floats.
+  An index-2 constraint (a capacitor directly across a voltage source, a prescribed speed
+  on a mass) is differentiated once with the sources' exact derivatives (below).
+* **Modes** (IdealDiode, IdealSwitch, MSL friction and stops, ElastoGap/ElastoBacklash): a
+  switching element has a discrete state that selects its *branch*: its moded coefficients
+  enter ``A(mode)`` and its moded non-linear terms hold; its relations are event functions;
+  at an event the states are iterated to a fixed point (Modelica's event iteration with pre
+  values, see ``Element``), which for MSL friction includes the mixed system
+  ``locked <-> sa <-> start flags`` (a stuck element's force is an unknown of the network,
+  the multiplier of ``relative acceleration = 0``) and the re-initialisation at the stops.
+  A Boolean mode (the default) is decided by one relation; the diodes' characteristic is
+  continuous at the switching point, so no state jumps.
 * **Initial conditions** (a capacitor's ``v0``, an inductor's ``i0``, a heat capacitor's
   ``T0``) are linear in the states. They are imposed in element order; one that is
   implied by earlier ones (a capacitor loop: CauerLowPassAnalog's C2 and C4) is checked and,
@@ -63,13 +83,17 @@ class Domain:
     across: str          # potential variable of a pin
     through: str         # flow variable (into the element at the pin)
     grounded: bool       # needs a reference element (electrical: Ground); else an absolute scale
+    singular: str        # what makes a network of this domain singular (for the error message)
 
 
+_CIRCUIT = "a loop of voltage sources, a cut-set of current sources, an op-amp without feedback"
+_MOTION = ("two motion sources on one node (or one on a fixed flange), a massless node with only forces on it, "
+           "a stick-slip element without a mass on its side")
 DOMAINS = {
-    "electrical": Domain("electrical", "v", "i", grounded=True),
-    "thermal": Domain("thermal", "T", "Q_flow", grounded=False),
-    "translational": Domain("translational", "s", "f", grounded=False),
-    "rotational": Domain("rotational", "phi", "tau", grounded=False),
+    "electrical": Domain("electrical", "v", "i", True, _CIRCUIT),
+    "thermal": Domain("thermal", "T", "Q_flow", False, _CIRCUIT),
+    "translational": Domain("translational", "s", "f", False, _MOTION),
+    "rotational": Domain("rotational", "phi", "tau", False, _MOTION),
 }
 
 NEWTON_MAX = 60
@@ -262,6 +286,11 @@ class Element:
         return [self.relation(*view.watched())]
 
     committed_reads_values: ClassVar[bool] = False    # ``committed`` needs the relations' values
+    must_solve: ClassVar[tuple] = ()   # branches the network must be solvable in, checked at compile time
+
+    def unsolvable(self, err):
+        """The error when the network is singular in one of ``must_solve``."""
+        return err
 
     def committed(self, state, values) -> list:
         return [1.0 if state == self.on_when_positive else 0.0]
@@ -655,7 +684,7 @@ def _compile(elements: list, node_of: dict, pin_domains: dict) -> "DaeIsland":
             n_inputs += 1
         handles[el.name] = (pin_at, unknowns)
         el.stamp(Stamp(asm, el, pin_at, unknowns, inputs))
-    return DaeIsland(asm, elements, input_names, input_slots, handles)
+    return DaeIsland(asm, elements, input_names, input_slots, handles, domains_here)
 
 
 # ----------------------------------------------------------------------------- the island
@@ -718,8 +747,10 @@ class DaeIsland:
     """One island as a hybrid system (``engine.hybrid``): states ``w1``, derivative, event
     functions of the switching elements, event iteration, probes for sensors."""
 
-    def __init__(self, asm: _Assembly, elements: list, input_names: list, input_slots: dict, handles: dict):
+    def __init__(self, asm: _Assembly, elements: list, input_names: list, input_slots: dict, handles: dict,
+                 domains=("electrical",)):
         n, m = len(asm.col_names), len(asm.row_owner)
+        self._singular_causes = "; ".join(dict.fromkeys(DOMAINS[d].singular for d in sorted(domains)))
         self.element_names = [el.name for el in elements]
         self.label = "island {" + ", ".join(self.element_names[:4]) + (", ..." if len(elements) > 4 else "") + "}"
         self._handles = handles
@@ -784,18 +815,20 @@ class DaeIsland:
         ``E = U diag(sigma) V^T`` (SVD) gives the states as combinations."""
         E = self.E
         differentiated = np.flatnonzero(np.any(E != 0.0, axis=0))
-        U, sigma, Wt = np.linalg.svd(E[:, differentiated]) if n else (np.zeros((0, 0)), np.zeros(0), np.zeros((0, 0)))
-        tol = (sigma[0] if sigma.size else 0.0) * max(n, 1) * 1e-13
-        r = int(np.sum(sigma > tol))
-        if r == differentiated.size:
+        columns = E[:, differentiated]
+        U, sigma, Wt = np.linalg.svd(columns) if n else (np.zeros((0, 0)), np.zeros(0), np.zeros((0, 0)))
+        # independent whatever their scales (a mass of 1e-300 beside the 1 of der(s) = v)
+        scaled = np.linalg.svd(columns / np.abs(columns).max(axis=0), compute_uv=False) if n else np.zeros(0)
+        if scaled.size and scaled[-1] > scaled[0] * max(n, 1) * 1e-13:
             identity = np.eye(n)
             self._V1 = identity[:, differentiated].copy()
             self._V2 = np.delete(identity, differentiated, axis=1)
-            self._R_inv = Wt.T / sigma[None, :r] if r else np.zeros((0, 0))
+            r = differentiated.size
+            self._R_inv = Wt.T / sigma[None, :r]
             self.state_columns = differentiated
         else:
             U, sigma, Vt = np.linalg.svd(E)
-            r = int(np.sum(sigma > tol))
+            r = int(np.sum(sigma > (sigma[0] if sigma.size else 0.0) * max(n, 1) * 1e-13))
             self._V1, self._V2 = Vt[:r].T.copy(), Vt[r:].T.copy()
             self._R_inv = np.diag(1.0 / sigma[:r])
             self.state_columns = None
@@ -823,9 +856,8 @@ class DaeIsland:
     def _structural_error(self, rows, why):
         blocks = sorted({name for r in (rows or range(len(self._row_owner))) for name in self._row_owner[r]})
         raise DiagramError("singular_circuit", f"{self.label}: the network equations are structurally singular "
-                           f"({why or 'conflicting equations'}): look for a loop of voltage "
-                           "sources, a cut-set of current sources, an op-amp without feedback or a floating node; "
-                           "blocks involved: " + ", ".join(blocks[:8]) + (", ..." if len(blocks) > 8 else ""),
+                           f"({why or 'conflicting equations'}): look for {self._singular_causes} or a floating "
+                           "node; blocks involved: " + ", ".join(blocks[:8]) + (", ..." if len(blocks) > 8 else ""),
                            block=blocks[0] if blocks else None)
 
     def eliminate_now(self):
@@ -841,6 +873,13 @@ class DaeIsland:
                     self._linear(modes)
                 except SimulationError:     # a mode the network may never be in
                     pass
+            first = tuple(el.branches[0] for el in self._elements)
+            for k, el in enumerate(self._elements):
+                for branch in el.must_solve:
+                    try:
+                        self._linear(first[:k] + (branch,) + first[k + 1:])
+                    except SimulationError as err:
+                        raise el.unsolvable(err) from None
         self._rates_declared = True
 
     def _extreme_modes(self) -> set:
@@ -941,8 +980,7 @@ class DaeIsland:
                 a_c = -(P1t @ U2t) / sv[:rho, None]
                 G = Nt @ A21
                 if np.linalg.matrix_rank(G, tol=1e-10 * max(1.0, float(np.abs(G).max(initial=0.0)))) < q - rho:
-                    self._singular(Kn, modes, "a loop of voltage sources, a cut-set of current sources, an op-amp "
-                                   "without feedback or a floating part")
+                    self._singular(Kn, modes, f"{self._singular_causes} or a floating part")
                 GS = G @ Rinv                                # G R^-1
                 M = GS @ A12 @ Kn
                 if np.linalg.cond(M) > 1e12:

@@ -503,6 +503,7 @@ class _StickSlip(Element):
     unknowns = ("f",)
     branches = (fr.LOCKED, fr.FREE_BRANCH, fr.START_F, fr.START_B, fr.SLIDE_F, fr.SLIDE_B)
     committed_reads_values = True
+    must_solve = (fr.SLIDE_F,)     # sliding, its force is a law of the speed: a mass must take it
     friction_pins = _ONE
     normal_force: str | None = None     # the input of the normalized normal force
 
@@ -556,6 +557,11 @@ class _StickSlip(Element):
     def position(self, s):
         """The position the stops act on (None: no stops)."""
         return None
+
+    def unsolvable(self, err):
+        return SimulationError("massless_friction", f"{self.name}: a stick-slip friction element needs a mass/inertia "
+                               "(or a fixed or driven flange) on each side: sliding, its force would act on a massless "
+                               f"node ({err.message})", block=self.name)
 
     # the state machine (physical.friction) on what the island reads
     def _situation(self, view):
