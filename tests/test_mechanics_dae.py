@@ -27,15 +27,23 @@ def _run(blocks, conns, sensors, **kw):
     return d, res, np.asarray(res["time"]), {name: np.asarray(res["workspace"][name])[:, 0] for _, name in sensors}
 
 
+def _chain(first, spring, m, s0):
+    """fixed -first- p -spring- mass m (starting at s0), with the positions of the mass and
+    of p recorded as 's' and 'p': (diagram, time, {name: values})."""
+    blocks = [blk("g", "Fixed"), first, spring, blk("m", "Mass", m=m, s0=s0), blk("ps", "PositionSensor"),
+              blk("pp", "PositionSensor")]
+    a, b = first["id"], spring["id"]
+    conns = [pin("g", "flange", a, "a"), pin(a, "b", b, "a"), pin(b, "b", "m", "flange"),
+             pin("ps", "flange", "m", "flange"), pin("pp", "flange", b, "a")]
+    d, _, t, out = _run(blocks, conns, [("ps", "s"), ("pp", "p")])
+    return d, t, out
+
+
 def test_a_massless_node_between_springs_is_an_algebraic_position():
     # fixed -k1- p -k2- mass: k1 p = k2 (s - p) so p = k2 s/(k1 + k2), and the mass sees the
     # series stiffness k = k1 k2/(k1 + k2): s = s0 cos(sqrt(k/m) t); only s and v are states
     k1, k2, m, s0 = 30.0, 60.0, 0.5, 0.2
-    blocks = [blk("g", "Fixed"), blk("k1", "Spring", k=k1), blk("k2", "Spring", k=k2), blk("m", "Mass", m=m, s0=s0),
-              blk("ps", "PositionSensor"), blk("pp", "PositionSensor")]
-    conns = [pin("g", "flange", "k1", "a"), pin("k1", "b", "k2", "a"), pin("k2", "b", "m", "flange"),
-             pin("ps", "flange", "m", "flange"), pin("pp", "flange", "k1", "b")]
-    d, _, t, out = _run(blocks, conns, [("ps", "s"), ("pp", "p")])
+    d, t, out = _chain(blk("k1", "Spring", k=k1), blk("k2", "Spring", k=k2), m, s0)
     assert _island(d).n_states == 2
     s = s0 * np.cos(np.sqrt(k1 * k2 / (k1 + k2) / m) * t)
     np.testing.assert_allclose(out["s"], s, atol=1e-8)
@@ -46,11 +54,7 @@ def test_a_massless_node_behind_a_damper_is_a_first_order_state():
     # fixed -d- p -k- mass: d p' = k (s - p), m s'' = -k (s - p): states (s, p, v), the
     # node's speed solved from its balance; against expm of that 3x3 system
     d_, k, m, s0 = 4.0, 25.0, 1.5, 0.3
-    blocks = [blk("g", "Fixed"), blk("d", "Damper", d=d_), blk("k", "Spring", k=k), blk("m", "Mass", m=m, s0=s0),
-              blk("ps", "PositionSensor"), blk("pp", "PositionSensor")]
-    conns = [pin("g", "flange", "d", "a"), pin("d", "b", "k", "a"), pin("k", "b", "m", "flange"),
-             pin("ps", "flange", "m", "flange"), pin("pp", "flange", "k", "a")]
-    d, _, t, out = _run(blocks, conns, [("ps", "s"), ("pp", "p")])
+    d, t, out = _chain(blk("d", "Damper", d=d_), blk("k", "Spring", k=k), m, s0)
     assert _island(d).n_states == 3
     A = np.array([[0.0, 0.0, 1.0], [k / d_, -k / d_, 0.0], [-k / m, k / m, 0.0]])     # (s, p, v)
     ref = np.array([expm(A * tk) @ [s0, 0.0, 0.0] for tk in t])

@@ -1213,11 +1213,7 @@ class DaeIsland:
             current = [el.first(p) for el, p in zip(elements, pre)]
             history = []
             for _ in range(MODE_ITERATIONS):
-                views = self._views(t, x, self.solve(t, x), first_step, switched)
-                modes = tuple(el.branch(p, c, v) for el, p, c, v in zip(elements, pre, current, views))
-                z = self.solve(t, x, modes=modes)
-                for view in views:
-                    view.at(z)
+                views = self._solved_views(t, x, pre, current, first_step, switched)
                 new = [el.iterate(p, c, v) for el, p, c, v in zip(elements, pre, current, views)]
                 if new == current:
                     break
@@ -1233,11 +1229,7 @@ class DaeIsland:
                 current = new
             else:
                 self._unsettled(t)
-            views = self._views(t, x, self.solve(t, x), first_step, switched)
-            modes = tuple(el.branch(p, c, v) for el, p, c, v in zip(elements, pre, current, views))
-            z = self.solve(t, x, modes=modes)
-            for view in views:
-                view.at(z)
+            views = self._solved_views(t, x, pre, current, first_step, switched)
             committed = [el.commit(p, c, v) for el, p, c, v in zip(elements, pre, current, views)]
             states = [state for state, _, _ in committed]
             reinit = [change for _, changes, _ in committed for change in changes]
@@ -1250,6 +1242,17 @@ class DaeIsland:
                 return notes
             pre = states
         self._unsettled(t)
+
+    def _solved_views(self, t, x, pre, current, initial, switched):
+        """Views of the network solved in the branches the elements' iteration values select
+        (read from a first solution in the committed branches: what decides a branch does not
+        depend on the branches)."""
+        views = self._views(t, x, self.solve(t, x), initial, switched)
+        modes = tuple(el.branch(p, c, v) for el, p, c, v in zip(self._elements, pre, current, views))
+        z = self.solve(t, x, modes=modes)
+        for view in views:
+            view.at(z)
+        return views
 
     def _unsettled(self, t):
         raise SimulationError("event_iteration", f"{self.label}: the switching elements' modes do not settle at "

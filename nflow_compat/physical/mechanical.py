@@ -477,7 +477,7 @@ for _type in ("EMF", "TranslationalEMF"):
 
 # ----------------------------------------------------------------------------- MSL friction
 
-def mu_table(params):
+def _mu_table(params):
     """A Brake's / Clutch's ``mu_pos`` table (``[[speed, mu], ...]``), or its constant ``mu``."""
     table = params.get("mu_pos")
     if table is None:
@@ -705,7 +705,7 @@ class _BrakeFriction(_StickSlip):
 
     def make_law(self):
         small = self.param(self.small) if self.small in self.params else self.small_default
-        return fr.TableFrictionLaw(self.name, kind="brake", table=mu_table(self.params), peak=self.param("peak"),
+        return fr.TableFrictionLaw(self.name, kind="brake", table=_mu_table(self.params), peak=self.param("peak"),
                                    cgeo=self.param("cgeo"), fn_max=self.param("fn_max"), small=small)
 
 
@@ -714,7 +714,7 @@ class _ClutchFriction(_StickSlip):
     pins, inputs, normal_force, friction_pins = _TWO, ("fn",), "fn", _TWO
 
     def make_law(self):
-        return fr.TableFrictionLaw(self.name, kind="clutch", table=mu_table(self.params), peak=self.param("peak"),
+        return fr.TableFrictionLaw(self.name, kind="clutch", table=_mu_table(self.params), peak=self.param("peak"),
                                    cgeo=self.param("cgeo"), fn_max=self.param("fn_max"), small=1e10)
 
 
