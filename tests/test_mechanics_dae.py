@@ -135,3 +135,16 @@ def test_two_motion_sources_on_one_node_are_named():
     with pytest.raises(nc.DiagramError) as err:
         nc.compile_plan(diagram(blocks, [pin("s1", "flange", "s2", "flange")], solver="ode45"))
     assert "two motion sources on one node" in err.value.message and "s1, s2" in err.value.message
+
+
+def test_a_massless_node_behind_a_damper_starts_where_the_damper_is_relaxed():
+    # MSL's damper s_rel starts at 0 (a start value, not fixed): the node behind a damper on a
+    # frame at s0 = 1 starts at 1, so a mass at rest at 1 on a relaxed spring stays there
+    blocks = [blk("g", "Fixed", s0=1.0), blk("d", "Damper", d=2.0), blk("k", "Spring", k=10.0),
+              blk("m", "Mass", m=1.0, s0=1.0), blk("ps", "PositionSensor"), blk("pp", "PositionSensor")]
+    conns = [pin("g", "flange", "d", "a"), pin("d", "b", "k", "a"), pin("k", "b", "m", "flange"),
+             pin("ps", "flange", "m", "flange"), pin("pp", "flange", "k", "a")]
+    _, res, _, out = _run(blocks, conns, [("ps", "s"), ("pp", "p")])
+    np.testing.assert_allclose(out["s"], 1.0, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(out["p"], 1.0, rtol=0, atol=1e-12)
+    assert res["warnings"] == []

@@ -494,14 +494,18 @@ class Stamp:
         """The unknowns/inputs the element's relation reads (a switching element)."""
         self._switch.cols, self._switch.inputs = list(cols), list(inputs)
 
-    def start(self, terms, value):
+    def start(self, terms, value, rank=0):
         """An initial condition ``sum(coef * z[col]) = value`` (``terms`` may be a :class:`Lin`:
-        ``lin = value``)."""
+        ``lin = value``). ``rank`` 0 fixes it (MSL's ``fixed = true``: checked against the
+        others, ignored with a warning when it contradicts them); a higher rank makes it a
+        start value (MSL's ``start`` without ``fixed``), used, lower ranks first, only where
+        the fixed ones leave a state free (a body's default position 0, a damper's
+        ``s_rel = 0`` that places a massless node behind it)."""
         if isinstance(terms, Lin):
             terms, value = terms.items(), value - terms.const
         terms = [(c, k) for c, k in terms if c is not None]
         if terms:
-            self._net.starts.append((terms, float(value), self.element.name))
+            self._net.starts.append((terms, float(value), self.element.name, rank))
 
 
 # ----------------------------------------------------------------------------- shared laws
@@ -1343,19 +1347,23 @@ class DaeIsland:
                 rows.append(row)
                 values.append(float(value))
                 owners.append("a voltage source across a capacitor (or a current source in series with an inductor)")
-        for terms, value, owner in starts:
+        ranks = [0] * len(rows)
+        for terms, value, owner, rank in sorted(starts, key=lambda start: start[3]):
             coefs = np.zeros(self.n_unknowns)
             for col, coef in terms:
                 coefs[col] += coef
             rows.append(coefs @ self._V1)   # initial conditions act on the states only (rowspace of E)
             values.append(value)
             owners.append(owner)
+            ranks.append(rank)
         chosen, chosen_values = [], []
-        for row, value, owner in zip(rows, values, owners):
+        for row, value, owner, rank in zip(rows, values, owners, ranks):
             trial = np.array(chosen + [row])
             if np.linalg.matrix_rank(trial, tol=1e-10 * max(1.0, float(np.abs(trial).max()))) > len(chosen):
                 chosen.append(row)
                 chosen_values.append(value)
+                continue
+            if rank:        # a start value where the state is already decided
                 continue
             # implied by the earlier ones: check it
             w = np.linalg.lstsq(np.array(chosen), np.array(chosen_values), rcond=None)[0]

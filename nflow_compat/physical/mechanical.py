@@ -45,11 +45,20 @@ def push_force(s, pins, force: Lin):
         s.push(pins[0], -force)
 
 
+def link_start(s, pins):
+    """A damping element's relative position starts at 0 (MSL's start value of ``s_rel``):
+    a massless node it links to a placed one starts there."""
+    if len(pins) == 2:
+        s.start(s.position(pins[1]) - s.position(pins[0]), 0.0, rank=LINK_START)
+
+
 def push_law(s, pins, law, inputs=(), *, speed=True, moded=False):
     """A non-linear force law ``law(s_rel, v_rel, u) -> f`` of the element's relative
     motion (see ``push_force`` for where ``f`` goes), with a difference Jacobian for the
     Newton iterations of islands that have algebraic unknowns; ``speed``: the law reads
     ``v_rel``; ``moded``: it also takes the element's branch (a switching element)."""
+    if speed:
+        link_start(s, pins)
     rel, speed = _relative(s, pins, speed)
     cols = sorted(set(rel.terms) | set(speed.terms))
     at = {col: j for j, col in enumerate(cols)}
@@ -97,10 +106,15 @@ def _difference_jacobian(fn, z, u, t, value):
 
 # ----------------------------------------------------------------------------- bodies
 
+# ranks of start values (Stamp.start): a body's default position and speed come before the
+# rest position of a damping element, which places a massless node behind it
+BODY_START, LINK_START = 1, 2
+
+
 class _Body(Element):
     """``m*der(v) = flange.f`` (MSL Mass, Inertia); ``start_params``: its initial position
-    and speed, each a start value only when not 0 (0 leaves it to a prescribed motion or a
-    rigidly tied body, as in MSL where they are not fixed)."""
+    and speed, fixed when not 0, else a start value that a prescribed motion or a rigidly
+    tied body overrides (nflow's defaults are 0)."""
     pins = _ONE
     mass_param = "m"
     start_params = ("s0", "v0")
@@ -116,10 +130,8 @@ class _Body(Element):
         s.push("flange", dt=mass * speed)
         self.extra(s, mass)
         s0, v0 = (self.param(name) for name in self.start_params)
-        if s0:
-            s.start(s.position("flange"), s0)
-        if v0:
-            s.start(speed, v0)
+        s.start(s.position("flange"), s0, rank=0 if s0 else BODY_START)
+        s.start(speed, v0, rank=0 if v0 else BODY_START)
 
     def extra(self, s, mass):
         pass
@@ -169,6 +181,7 @@ class _Compliant(Element):
         damping = self.param(self.damping, nonnegative=True) if self.damping else 0.0
         if damping:    # (a zero damping reads no speed: its nodes need none)
             force = force + damping * (s.speed(self.pins[1]) - s.speed(self.pins[0]))
+            link_start(s, self.pins)
         push_force(s, self.pins, force)
 
 
