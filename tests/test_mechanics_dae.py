@@ -148,3 +148,20 @@ def test_a_massless_node_behind_a_damper_starts_where_the_damper_is_relaxed():
     np.testing.assert_allclose(out["s"], 1.0, rtol=0, atol=1e-12)
     np.testing.assert_allclose(out["p"], 1.0, rtol=0, atol=1e-12)
     assert res["warnings"] == []
+
+
+def test_a_friction_element_that_can_never_slide_is_refused():
+    # a clutch with both flanges on one inertia: its relative speed is 0 by construction
+    blocks = [blk("c", "Clutch"), blk("J", "Inertia"), blk("fn", "constant", Value=1.0)]
+    conns = [pin("c", "a", "J", "flange"), pin("c", "b", "J", "flange"), {"from": "fn", "to": "c", "fromIndex": 0, "toIndex": 0}]
+    with pytest.raises(nc.SimulationError) as err:
+        nc.compile_plan(diagram(blocks, conns, solver="ode45"))
+    assert err.value.code == "degenerate_friction" and err.value.block == "c"
+
+
+def test_an_initial_position_a_fixed_flange_contradicts_is_ignored_with_a_warning():
+    blocks = [blk("m", "Mass", s0=2.0), blk("g", "Fixed", s0=1.0), blk("ps", "PositionSensor")]
+    conns = [pin("m", "flange", "g", "flange"), pin("ps", "flange", "m", "flange")]
+    _, res, _, out = _run(blocks, conns, [("ps", "s")])
+    np.testing.assert_array_equal(out["s"], 1.0)
+    assert len(res["warnings"]) == 1 and res["warnings"][0].startswith("m: initial value 2 contradicts")

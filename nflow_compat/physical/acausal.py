@@ -84,16 +84,19 @@ class Domain:
     through: str         # flow variable (into the element at the pin)
     grounded: bool       # needs a reference element (electrical: Ground); else an absolute scale
     singular: str        # what makes a network of this domain singular (for the error message)
+    over_started: str    # what makes an initial value of the domain depend on others (for the warning)
 
 
-_CIRCUIT = "a loop of voltage sources, a cut-set of current sources, an op-amp without feedback"
+_CIRCUIT = ("a loop of voltage sources, a cut-set of current sources, an op-amp without feedback",
+            "a capacitor loop or a voltage source across it, an inductor cut-set or a current source in series")
 _MOTION = ("two motion sources on one node (or one on a fixed flange), a massless node with only forces on it, "
-           "a stick-slip element without a mass on its side")
+           "a stick-slip element without a mass on its side",
+           "a body held by a fixed flange, a motion source or a rigidly tied body")
 DOMAINS = {
-    "electrical": Domain("electrical", "v", "i", True, _CIRCUIT),
-    "thermal": Domain("thermal", "T", "Q_flow", False, _CIRCUIT),
-    "translational": Domain("translational", "s", "f", False, _MOTION),
-    "rotational": Domain("rotational", "phi", "tau", False, _MOTION),
+    "electrical": Domain("electrical", "v", "i", True, *_CIRCUIT),
+    "thermal": Domain("thermal", "T", "Q_flow", False, *_CIRCUIT),
+    "translational": Domain("translational", "s", "f", False, *_MOTION),
+    "rotational": Domain("rotational", "phi", "tau", False, *_MOTION),
 }
 
 NEWTON_MAX = 60
@@ -501,11 +504,15 @@ class Stamp:
         start value (MSL's ``start`` without ``fixed``), used, lower ranks first, only where
         the fixed ones leave a state free (a body's default position 0, a damper's
         ``s_rel = 0`` that places a massless node behind it)."""
+        implied = 0.0
         if isinstance(terms, Lin):
-            terms, value = terms.items(), value - terms.const
-        terms = [(c, k) for c, k in terms if c is not None]
+            terms, implied = terms.items(), terms.const
+        terms = [(c, k) for c, k in terms if c is not None and k != 0.0]
         if terms:
-            self._net.starts.append((terms, float(value), self.element.name, rank))
+            self._net.starts.append((terms, float(value) - implied, self.element.name, rank))
+        elif rank == 0 and abs(value - implied) > 1e-9 * max(1.0, abs(value)):
+            # a fixed flange (or the reference) holds it elsewhere
+            self._net.held_starts.append((self.element.name, float(value), implied))
 
 
 # ----------------------------------------------------------------------------- shared laws
@@ -547,6 +554,7 @@ class _Assembly:
     def __init__(self):
         self.A, self.E, self.B, self.c0, self.functions = [], [], [], [], []
         self.nonlinear, self.switches, self.starts = [], [], []
+        self.held_starts = []    # fixed starts of unknowns the reference holds: (owner, value, held value)
         self.row_owner = []      # per row: the elements it belongs to (a balance row: those at the node)
         self.col_names = []
         self.speeds = {}         # position column -> its speed column (mechanical nodes whose speed is read)
@@ -755,6 +763,7 @@ class DaeIsland:
                  domains=("electrical",)):
         n, m = len(asm.col_names), len(asm.row_owner)
         self._singular_causes = "; ".join(dict.fromkeys(DOMAINS[d].singular for d in sorted(domains)))
+        self._over_started = "; ".join(dict.fromkeys(DOMAINS[d].over_started for d in sorted(domains)))
         self.element_names = [el.name for el in elements]
         self.label = "island {" + ", ".join(self.element_names[:4]) + (", ..." if len(elements) > 4 else "") + "}"
         self._handles = handles
@@ -807,7 +816,7 @@ class DaeIsland:
         self._linear_cache: dict = {}
         self._w2_guess = np.zeros(n - r)
         self._solve_cache = (None, None, None)
-        self._starts = asm.starts
+        self._starts, self._held_starts = asm.starts, asm.held_starts
         self.x0 = self._initial_state(asm.starts)
         self.warnings: list = []
 
@@ -1053,7 +1062,8 @@ class DaeIsland:
     def _prepare_explicit(self):
         """The explicit terms' columns as indices of the states (``n_states``: a reference
         potential's 0, appended), their rows gathered in one vector (``_explicit_rows``)."""
-        index = {int(c): k for k, c in enumerate(self.state_columns)} if self._explicit else {}
+        columns = self.state_columns if self.state_columns is not None else ()
+        index = {int(c): k for k, c in enumerate(columns)}
         rows = sorted({row for term in self._explicit for row in term.rows if row is not None})
         at = {row: k for k, row in enumerate(rows)}
         self._explicit_rows = np.array(rows, dtype=int)
@@ -1338,7 +1348,7 @@ class DaeIsland:
         """States meeting ``constraint`` ``(G, g)`` (index 2) and then the elements'
         initial values in order, each one implied by the earlier ones checked."""
         r = self.n_states
-        self._ignored_starts = []
+        self._ignored_starts = list(self._held_starts)
         if r == 0:
             return np.zeros(0)
         rows, values, owners = [], [], []
@@ -1375,9 +1385,8 @@ class DaeIsland:
         return np.linalg.lstsq(np.array(chosen), np.array(chosen_values), rcond=None)[0]
 
     def start_warnings(self) -> list:
-        return [f"{owner}: initial value {value:g} contradicts what its circuit imposes ({implied:g}: a capacitor "
-                "loop or a voltage source across it, an inductor cut-set or a current source in series); it is "
-                "ignored" for owner, value, implied in self._ignored_starts]
+        return [f"{owner}: initial value {value:g} contradicts what its network imposes ({implied:g}: "
+                f"{self._over_started}); it is ignored" for owner, value, implied in self._ignored_starts]
 
     # -- reading -------------------------------------------------------------------------
     def probe(self, kind: str, target: str, other: str | None = None) -> Callable:

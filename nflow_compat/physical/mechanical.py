@@ -534,6 +534,9 @@ class _StickSlip(Element):
             a, b = pins
             self._speed = s.speed(b) - s.speed(a)
             acceleration = s.acceleration(b) - s.acceleration(a)
+        if not any(self._speed.terms.values()):
+            raise SimulationError("degenerate_friction", f"{self.name}: both sides of the friction element are rigidly "
+                                  "tied together (or both fixed), so it can never slide", block=self.name)
         self._acceleration = acceleration
         self._position = self.position(s)
         self._fn = s.input(self.normal_force) if self.normal_force else None
