@@ -25,7 +25,7 @@ test: $(STAMP)
 # Fuzzing: NFLOW_FUZZ_EXAMPLES cases in all (random, fresh each run; `make test` runs a seeded slice).
 FUZZ_EXAMPLES ?= 10000
 fuzz: $(STAMP)
-	NFLOW_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(PY) -m pytest tests/test_fuzz.py -s -p no:cacheprovider --hypothesis-show-statistics
+	NFLOW_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(PY) -m pytest tests/system/test_fuzz.py -s -p no:cacheprovider --hypothesis-show-statistics
 
 schemas: $(STAMP)
 	$(PY) -m nflow_compat.schema --write schemas

@@ -18,7 +18,9 @@ from pathlib import Path
 
 import orjson
 
-from . import api, shape, sweeps
+from . import api, plot, shape, sweeps
+from .blocks import supported_types
+from .blocks.fmi import block_entry, describe
 from .diagram import Limits
 from .errors import DiagramError, NFlowError, SimulationError, out_of_memory
 
@@ -248,7 +250,6 @@ def _schema(args) -> int:
 
 
 def _blocks(args) -> int:
-    from .blocks import supported_types
     rows = supported_types()
     if args.json:
         _write(orjson.dumps(rows, option=orjson.OPT_INDENT_2).decode())
@@ -259,20 +260,17 @@ def _blocks(args) -> int:
 
 
 def _fmu_info(args) -> int:
-    from .blocks.fmi import describe
     _write(orjson.dumps(describe(Path(args.file)), option=orjson.OPT_INDENT_2).decode())
     return EXIT_OK
 
 
 def _fmu_block(args) -> int:
-    from .blocks.fmi import block_entry
     entry = block_entry(Path(args.file), args.type, args.path)
     _write(orjson.dumps(entry, option=orjson.OPT_INDENT_2).decode())
     return EXIT_OK
 
 
 def _plot(args) -> int:
-    from . import plot
     limits = args.limits
     check_output(args.output)
     plot.check_dpi(args.dpi)

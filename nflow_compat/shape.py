@@ -575,7 +575,7 @@ class _Checker:
     """One schema, two validators: ``jsonschema_rs`` (compiled, some 50x faster) says
     whether an instance is valid; ``jsonschema`` confirms a "no" and explains it
     (best_match, absolute_path: what the typed error is made of). Both implement Draft
-    2020-12; tests/test_schema.py checks that they agree."""
+    2020-12; tests/test_shape.py checks that they agree."""
 
     def __init__(self, schema: dict, explain):
         self.fast = jsonschema_rs.Draft202012Validator(schema)

@@ -21,7 +21,7 @@ import orjson
 
 import nflow_compat as nc
 
-from .fmus import build
+from tests.fmus import build
 
 ROOT = Path(__file__).resolve().parent.parent / "fixtures"
 REFERENCE = ROOT / "reference"      # the data tests compare with (its README says whence); not goldens

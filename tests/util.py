@@ -65,8 +65,13 @@ def series(values, name="seq"):
     return blk(name, "repeatingSequenceStair", OutValues=list(values))
 
 
+def constant(id, value):
+    """A constant block ``id`` outputting ``value``."""
+    return blk(id, "constant", Value=value)
+
+
 def const(value):
-    return blk("c", "constant", Value=value)
+    return constant("c", value)
 
 
 def ramp(slope, start=0.0):

@@ -16,6 +16,8 @@ from typing import Callable, NamedTuple
 import numpy as np
 
 from ..errors import DiagramError
+from ..manifests import block_types
+from ..parts import Part
 
 Fn = Callable[[], None]
 
@@ -29,7 +31,7 @@ class Phases:
     after_step: Fn | None = None    # recorders, stop flag
     result: Callable[[], tuple] | None = None  # (section, key, value) for the run's result
     continuous: int = 0             # continuous states owned (integrated by a solver, not yet ported)
-    part: object = None             # a continuous part integrated by the solvers (physical island)
+    part: Part | None = None        # continuous state, surfaces or an algebraic unknown for the solvers
     next_time_event: Callable[[float], float] | None = None  # first input jump after t (inf if none)
     # time_scale(t0, t1): the shortest stretch of [t0, t1] over which the output can rise and
     # fall back (half a period of a sine, one interval of played-back samples), inf if none;
@@ -247,7 +249,6 @@ def fit(value, width: int):
 
 def supported_types() -> list:
     """Every type with both a manifest entry and a handler: what `nflow-sim blocks` lists."""
-    from ..manifests import block_types
     types = block_types()
     return [{"type": t, "library": types[t].library, "label": types[t].label}
             for t in sorted(load_all(), key=lambda t: (types[t].library, t.lower())) if t in types]

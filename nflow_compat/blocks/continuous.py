@@ -16,8 +16,8 @@ import math
 import numpy as np
 
 from ..errors import DiagramError
+from ..parts import SOLVER_OWNED, AlgebraicPart, StatePart
 from . import Phases, block
-from ..engine.continuous import SOLVER_OWNED, StatePart
 from .discrete import StateSpace, initial_state, input_reader, input_slot, vector_reader
 
 EDGE_KINDS = ("rising", "falling", "either")
@@ -859,7 +859,6 @@ def constraint(io):
         io.fail("constraint_needs_dae", f"an algebraic constraint needs the differential-algebraic solver: set "
                 f"the diagram's \"solver\" to \"dae\" (it is {io.solver!r}); nflow rejects it under other "
                 "solvers too")
-    from ..engine.continuous import AlgebraicPart
     S, o, ctx = io.S, io.outs[0], io.ctx
     z0 = float(np.atleast_1d(np.asarray(io.params["InitialCondition"], dtype=float)).reshape(-1)[0])
     if not math.isfinite(z0):

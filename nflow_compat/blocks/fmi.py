@@ -45,9 +45,9 @@ import numpy as np
 
 from ..normalize import normalize_param
 from ..errors import DiagramError, NFlowError, SimulationError, did_you_mean
+from ..files import BASE_DIR_KEY, confined_path
 from ..manifests import ParamSpec, block_types
 from . import Phases, block, scalar_out
-from .source import BASE_DIR_KEY, confined_path
 
 INTERFACES = {"fmu": "CoSimulation", "fmuMe": "ModelExchange"}
 _ATTRIBUTE = {"CoSimulation": "coSimulation", "ModelExchange": "modelExchange"}
@@ -677,6 +677,8 @@ class FmuPart:
     events, and the FMU's event iteration at every event. The FMU stays in initialization
     mode from INIT until ``initialize`` (the solver's start), so that the initial outputs
     come from it and the inputs at t = 0 reach it first."""
+
+    fresh_derivative = True      # derivatives() hands out a copy of the FMU buffer
 
     def __init__(self, unit: FmuUnit, io, read_inputs):
         self.unit, self.ctx = unit, io.ctx

@@ -25,7 +25,7 @@ import math
 
 import numpy as np
 
-from ..engine.continuous import crossing_part
+from ..parts import crossing_part
 from ..signals import round_half_away
 from . import Code, Phases, block
 

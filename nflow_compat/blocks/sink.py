@@ -6,10 +6,10 @@ import math
 
 import numpy as np
 
+from ..files import BASE_DIR_KEY, confined_path, confined_base, write_csv
 from ..results import Recording, workspace_value
 from . import Phases, block, no_outputs
 from .discrete import scalar_reader
-from .source import BASE_DIR_KEY, confined_path
 
 NAN = math.nan
 _INT_RANGE = 2.0 ** 31
@@ -214,14 +214,6 @@ def label_sink(io):
 
 # ----------------------------------------------------------------------------- fileSink
 
-def _csv_field(text: str) -> str:
-    """A header cell: as is, or double-quoted (quotes doubled) when it holds a comma, a
-    quote or a line break, so the file stays one row per line."""
-    if any(c in text for c in ',"\r\n'):
-        return '"' + text.replace('"', '""') + '"'
-    return text
-
-
 @block("fileSink", widths=no_outputs, feedthrough=False, reads_after_step=True)
 def file_sink(io):
     """nflow's fileSink: a CSV file with the header 't,<id>' ('t,<id>_0,<id>_1,...' for a
@@ -261,9 +253,9 @@ def file_sink(io):
         if target is None:
             return "files", io.id, entry
         final = confined_path(base, name, where, what="output file")   # again: nothing moved meanwhile
-        entry["file"] = final.relative_to(_confined_base(base)).as_posix()
+        entry["file"] = final.relative_to(confined_base(base)).as_posix()
         try:
-            _write_csv(final, columns, times, values)
+            write_csv(final, columns, times, values)
         except OSError as exc:
             ctx.warnings.append(f"fileSink {io.id!r}: cannot write {name!r}: {exc.strerror or exc}; not written")
             return "files", io.id, entry
@@ -271,43 +263,3 @@ def file_sink(io):
         return "files", io.id, entry
     return Phases(init=init, after_step=rec.sampler(ctx, (lambda: zero) if slot is None else (lambda: S[slot])),
                   result=result, recorded=rec.size)
-
-
-def _confined_base(base):
-    from pathlib import Path
-    return Path(base).resolve(strict=True)
-
-
-def _csv_lines(times: np.ndarray, values: np.ndarray):
-    """The data rows, '%.15g' as nflow's fprintf, a block of rows at a time."""
-    number = "%.15g".__mod__
-    step = 8192
-    for start in range(0, len(times), step):
-        block = values[start:start + step]
-        cols = [map(number, times[start:start + step].tolist())] + [map(number, block[:, j].tolist())
-                                                                   for j in range(block.shape[1])]
-        yield "\n".join(map(",".join, zip(*cols))) + "\n"
-
-
-def _write_csv(path, columns: list, times: np.ndarray, values: np.ndarray) -> None:
-    """The whole file: written to a temporary file next to ``path``, then renamed over it
-    (an atomic replace), so ``path`` is either the old file or the complete new one."""
-    import os
-    import secrets
-
-    tmp = path.parent / f".{path.name}.{secrets.token_hex(6)}.tmp"
-    # O_EXCL: never reuse or follow an existing entry; mode 0666 less the umask, like fopen
-    nofollow = os.O_NOFOLLOW if hasattr(os, "O_NOFOLLOW") else 0
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | nofollow, 0o666)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(",".join(_csv_field(c) for c in columns) + "\n")
-            for chunk in _csv_lines(times, values):
-                fh.write(chunk)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise

@@ -20,12 +20,12 @@ import operator
 import numpy as np
 
 from ..engine.context import gate_table, iterator_of
-from ..engine.continuous import crossing_part
-from ..errors import DiagramError
+from ..errors import DiagramError, did_you_mean
 from ..expr import evaluate
 from ..flatten import MAX_ITERATIONS
-from ..signals import round_half_away
-from . import Code, Phases, block, no_outputs, scalar_out
+from ..parts import crossing_part
+from ..signals import ROUNDINGS, BusLayout, Shaped, cast, round_half_away
+from . import Code, Phases, block, elementwise, fit, no_outputs, scalar_out
 from .discrete import ic_width, input_slot, vector_reader
 
 
@@ -585,7 +585,6 @@ def _reshape_width(block, in_widths):
                            f"the declared output element count {n} (OutputDimensions {dims})",
                            **block.where("OutputDimensions"))
     if len(dims) >= 2 and n > 1:   # a matrix: the width carries its dims (matmul reads them)
-        from ..signals import Shaped
         n = Shaped(dims)
     return [n] * block.outputs
 
@@ -657,8 +656,6 @@ def comment(io):
 # are reported when the blocks are built (every width is final then); the width rules
 # stay lenient so that a feedback loop seeded with scalar widths can still settle.
 
-from ..errors import did_you_mean  # noqa: E402  (kept with the bus section)
-from ..signals import BusLayout  # noqa: E402
 
 
 def _bus_paths(params: dict, *keys) -> tuple:
@@ -925,7 +922,6 @@ def bus_assignment(io):
 # exact integers (Python int / int64, uint64 arrays): their bounds and wrapped values
 # have no double, and toWorkspace records them as JSON integers.
 
-from ..signals import ROUNDINGS, cast  # noqa: E402  (kept with the convert section)
 
 
 @block("convert", feedthrough=True, complex=(True, 0))
@@ -971,7 +967,6 @@ def convert(io):
 # its parent (nflow_compat.flatten), and conditionally executed / iterated bodies run
 # as units the plan compiler builds. The blocks below are the ones that talk to them.
 
-from . import elementwise, fit  # noqa: E402  (kept with the subsystem section)
 
 
 @block("subsystem", widths=no_outputs, feedthrough=False)

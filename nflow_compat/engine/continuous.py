@@ -17,10 +17,12 @@ import math
 from functools import partial
 
 import numpy as np
+from scipy import optimize
 
 from .. import roots
 from ..blocks import REGISTRY
 from ..errors import SimulationError
+from ..parts import AlgebraicPart
 from .hybrid import StiffnessWatch, integrate_hybrid, make_grid
 from .rates import attach_rates
 from .solvers import FIXED_STEP
@@ -29,10 +31,6 @@ from .solvers import FIXED_STEP
 # points (events still located inside a step); ode1/ode4/ode45/dae are the named solvers.
 METHOD = {"discrete": "ode4", "ode1": "ode1", "ode4": "ode4", "ode45": "ode45", "dae": "dae"}
 
-# Solvers that own the continuous state of causal blocks (nflow's DERIVATIVE and
-# ZERO_CROSSING phases); under discrete and ode1 those blocks keep nflow's fixed-step
-# rules (forward Euler in UPDATE, RK4 for tf).
-SOLVER_OWNED = ("ode4", "ode45", "dae")
 METHOD_NAME = {"ode1": "forward Euler", "ode4": "classical RK4"}
 
 # Event-function checks per input time scale (the shortest rise-and-fall of a source, e.g.
@@ -79,7 +77,7 @@ class PlanSystem:
             for i, (b, p) in enumerate(zip(plan.diagram.blocks, plan.phases)) if i not in self.skipped)
         # one island holding the whole state: no slicing, no concatenation (an island
         # returns fresh arrays, so its derivative can be handed to the solver as it is)
-        self.single = (self.parts[0] if len(self.parts) == 1 and isinstance(self.parts[0], _island_part())
+        self.single = (self.parts[0] if len(self.parts) == 1 and self.parts[0].fresh_derivative
                        else None)
 
     @property
@@ -314,87 +312,6 @@ class _Restart:
         return getattr(self._s, name)
 
 
-class StatePart:
-    """Continuous state owned by a causal block (integrator, transfer function, ...) when
-    a solver integrates the diagram; also serves stateless blocks that only report
-    zero-crossing surfaces (``n_states`` 0), so the solver restarts at their kinks.
-
-    ``derivative()`` and ``surfaces()`` take no arguments: they read the block's inputs
-    from the signal store (already evaluated for this time and state) and its state from
-    ``self.x``; ``on_event(x)`` may re-initialize the state after a located event."""
-
-    def __init__(self, key: str, x0, derivative=None, surfaces=None, on_event=None):
-        self.key = key
-        self.x0 = np.atleast_1d(np.asarray(x0, dtype=float)).copy()
-        self.n_states = self.x0.size
-        self.x = self.x0.copy()
-        self._derivative, self._surfaces, self._on_event = derivative, surfaces, on_event
-
-    def load(self, x):
-        self.x = x
-
-    def derivative(self, t, x):
-        return np.atleast_1d(np.asarray(self._derivative(), dtype=float)) if self._derivative else np.zeros(0)
-
-    def event_functions(self, t, x):
-        return np.atleast_1d(np.asarray(self._surfaces(), dtype=float)) if self._surfaces else np.zeros(0)
-
-    def handle_events(self, t, x, fired):
-        return self._on_event(np.array(x, dtype=float)) if self._on_event else x
-
-    def initialize(self, t, x):
-        return x
-
-    def next_time_event(self, t):
-        return math.inf
-
-
-def crossing_part(io, surfaces):
-    """Zero-crossing surfaces of a stateless block (saturation, deadZone, switch) under a
-    solver that owns continuous state, so the integration restarts where they cross;
-    None otherwise (the fixed-step path has no surfaces, as in nflow)."""
-    if io.solver not in SOLVER_OWNED or io.outs is None:
-        return None
-    return StatePart(io.id, np.zeros(0), surfaces=surfaces)
-
-
-# ----------------------------------------------------------------------------- algebraic states
-
-class AlgebraicPart:
-    """An algebraic unknown z of the diagram (nflow's ``algebraicState``: a constraint
-    block's output), determined by ``residual() == 0``. It is not integrated: it holds no
-    entry of the solver's state vector (``n_states`` 0) and ``AlgebraicSolve`` sets ``z``
-    at every evaluation. ``z`` doubles as the warm start of the next solve; the block
-    resets it to its guess at INIT. ``residual()`` reads the block's input from the signal
-    store (already evaluated for the trial ``z``)."""
-
-    def __init__(self, key: str, z0: float, residual, path: str | None = None):
-        self.key = key
-        self.z0 = self.z = float(z0)
-        self.residual = residual
-        self.path = path
-        self.x0 = np.zeros(0)
-        self.n_states = 0
-
-    def load(self, x):
-        pass
-
-    def derivative(self, t, x):
-        return np.zeros(0)
-
-    def event_functions(self, t, x):
-        return np.zeros(0)
-
-    def handle_events(self, t, x, fired):
-        return x
-
-    def initialize(self, t, x):
-        return x
-
-    def next_time_event(self, t):
-        return math.inf
-
-
 class AlgebraicSolve:
     """Reduces the semi-explicit index-1 DAE x' = f(t, x, z), 0 = g(t, x, z) to an ODE in x:
     every evaluation of the diagram (right-hand side, event functions, major step) first
@@ -514,7 +431,6 @@ class AlgebraicSolve:
         return True
 
     def _fallback(self, z0):
-        from scipy import optimize
         numeric = (ArithmeticError, ValueError, np.linalg.LinAlgError)
         methods = ("hybr",) if self.m == 1 else ("hybr", "lm")
         for method in methods:
@@ -532,7 +448,6 @@ class AlgebraicSolve:
     def _bracket(self, z0: float):
         """One unknown: the nearest sign change of g on either side of ``z0`` (steps doubling
         from 1e-3 (1 + |z0|)), refined by brentq."""
-        from scipy import optimize
 
         def g(v):
             return float(self.residual(np.array([v]))[0])
@@ -591,11 +506,6 @@ class AlgebraicSolve:
 
 
 # ----------------------------------------------------------------------------- fast paths
-
-def _island_part():
-    from ..physical.islands import IslandPart
-    return IslandPart
-
 
 def _pure(block, phases) -> bool:
     """Whether block's OUTPUT / ALGEBRAIC closures may run any number of times (or not at

@@ -16,7 +16,8 @@ import numpy as np
 
 from .. import run_warnings
 from ..blocks import NOT_RUNNABLE, BlockIO, Phases, load_all
-from ..blocks.source import BASE_DIR_KEY, preload_file_source
+from ..blocks.source import preload_file_source
+from ..files import BASE_DIR_KEY
 from ..diagram import Diagram, Limits
 from ..errors import DiagramError, NFlowError, SimulationError, clip_message, out_of_memory
 from ..physical import islands

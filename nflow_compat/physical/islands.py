@@ -59,6 +59,8 @@ class IslandPart:
     drive it (read from the signal store at each evaluation), the values it takes from
     coupled islands (an EMF's shaft speed, its current) and its event log."""
 
+    fresh_derivative = True      # an island computes a new derivative array per call
+
     def __init__(self, island, names: dict, ctx, S):
         self.island = island
         self.key = min(island.element_names)   # stable identity of the island

@@ -7,19 +7,9 @@ is described in ``spec.py``, the stored layout in ``store.py``, the execution in
 from __future__ import annotations
 
 from ..errors import SimulationError
+from .outcomes import LOST, TASK_FAILED, WORKER_LOST, Interrupted
 
-
-# error codes of runs that got no result (not stored: running the sweep again retries them)
-WORKER_LOST, TASK_FAILED = "worker_lost", "task_failed"
-LOST = (WORKER_LOST, TASK_FAILED)
-
-
-class Interrupted(KeyboardInterrupt):
-    """Ctrl-C during a sweep: ``done`` of ``total`` runs are stored."""
-
-    def __init__(self, done: int, total: int):
-        super().__init__(f"{done} of {total} runs done")
-        self.done, self.total = done, total
+__all__ = ["LOST", "TASK_FAILED", "WORKER_LOST", "Interrupted", "sweep"]
 
 
 def sweep(spec, client=None, *, output=None, scheduler=None, workers=None, batch_size=None, limits=None,

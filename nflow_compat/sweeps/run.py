@@ -26,8 +26,8 @@ from dask.distributed import Client, KilledWorker, LocalCluster, as_completed
 
 from ..diagram import Limits
 from ..errors import SimulationError
-from . import TASK_FAILED, WORKER_LOST, Interrupted
 from . import spec as spec_module
+from .outcomes import TASK_FAILED, WORKER_LOST, Interrupted
 from .store import Store
 from .worker import Batch, run_batch
 
