@@ -1233,7 +1233,7 @@ class DaeIsland:
                     break
                 if new in history:
                     cycle = history[history.index(new):] + [current]
-                    merged = [el.merge([values[k] for values in cycle]) for k, el in enumerate(elements)]
+                    merged = [_merged(el, [values[k] for values in cycle]) for k, el in enumerate(elements)]
                     if any(value is None for value in merged):
                         self._unsettled(t)
                     current = merged
@@ -1524,6 +1524,12 @@ class _Eliminated:
     L_c0: np.ndarray | None = None      # L c and Zc c where c is constant (no time functions,
     Zc_c0: np.ndarray | None = None     # no inputs, no constraint)
     float_rows: list | None = None      # DaeIsland._float_rows, made on first use
+
+
+def _merged(element, values):
+    """An element's iteration value over a cycle of the event iteration: its value if it
+    did not change, else what the element makes of the cycle (``Element.merge``)."""
+    return values[0] if all(value == values[0] for value in values) else element.merge(values)
 
 
 def _conflicting_rows(pattern, match, unmatched) -> list:

@@ -165,3 +165,26 @@ def test_an_initial_position_a_fixed_flange_contradicts_is_ignored_with_a_warnin
     _, res, _, out = _run(blocks, conns, [("ps", "s")])
     np.testing.assert_array_equal(out["s"], 1.0)
     assert len(res["warnings"]) == 1 and res["warnings"][0].startswith("m: initial value 2 contradicts")
+
+
+def test_an_element_that_does_not_change_through_a_cycle_of_the_event_iteration_keeps_its_value():
+    # a stuck brake breaking away while a gap is in contact: the brake's start flags cycle
+    # (stuck force beyond the breakaway bound, start acceleration ~0) and are merged; the
+    # gap's unchanged contact mode is kept (found by a differential run against the 1-D
+    # compiler: the event iteration gave up here)
+    blocks = [blk("g", "Fixed", s0=0.5), blk("e1", "Spring", k=15.88), blk("m0", "Mass", m=1.811, v0=1.0),
+              blk("e2", "Lever", ratio=2.0), blk("sp", "Spring", k=20.0), blk("mm", "Mass", m=1.0),
+              blk("e3", "ElastoGap", c=100.0, d=1.0, s_rel0=0.0), blk("m2", "Mass", m=0.585),
+              blk("e4", "SpringDamper", k=46.23, d=1.58), blk("m3", "Mass", m=1.283, v0=1.0),
+              blk("f", "Force"), blk("sig", "sine", Amplitude=5.0, Frequency=0.7),
+              blk("b", "Brake", fn_max=5.0, mu=0.5), blk("fn", "constant", Value=1.0),
+              blk("fr", "Friction", Fc=2.0, vEps=0.01)]
+    conns = [pin("g", "flange", "e1", "a"), pin("e1", "b", "m0", "flange"), pin("m0", "flange", "e2", "a"),
+             pin("e2", "b", "sp", "a"), pin("sp", "b", "mm", "flange"), pin("mm", "flange", "e3", "a"),
+             pin("e3", "b", "m2", "flange"), pin("m2", "flange", "e4", "a"), pin("e4", "b", "m3", "flange"),
+             pin("f", "flange", "m0", "flange"), {"from": "sig", "to": "f", "fromIndex": 0, "toIndex": 0},
+             pin("b", "flange", "m2", "flange"), {"from": "fn", "to": "b", "fromIndex": 0, "toIndex": 0},
+             pin("fr", "flange", "m3", "flange")]
+    res = nc.simulate(diagram(blocks, conns, dt=0.05, duration=2.0, solver="ode45", relTol=1e-9, absTol=1e-11))
+    assert [(e["block"], e["to"]) for e in res["events"]] == [
+        ("e3", "contact"), ("b", "forward"), ("e3", "open"), ("e3", "contact"), ("e3", "open"), ("b", "stuck")]
