@@ -62,35 +62,27 @@ def push_law(s, pins, law, inputs=(), *, speed=True, moded=False):
     rel, speed = _relative(s, pins, speed)
     cols = sorted(set(rel.terms) | set(speed.terms))
     at = {col: j for j, col in enumerate(cols)}
-    p = np.zeros(len(cols))
-    v = np.zeros(len(cols))
-    for col, coef in rel.items():
-        p[at[col]] += coef
-    for col, coef in speed.items():
-        v[at[col]] += coef
-    rows, weights = zip(*[s.pin_weight(pin) for pin in pins])
-    signs = np.array(weights) * (np.array([-1.0, 1.0]) if len(pins) == 2 else np.ones(1))
-    p0 = rel.const
-
     p_terms = [(at[col], coef) for col, coef in rel.items()]
     v_terms = [(at[col], coef) for col, coef in speed.items()]
-    factors = signs.tolist()
+    p0 = rel.const
+    rows, weights = zip(*[s.pin_weight(pin) for pin in pins])
+    factors = [-weights[0], weights[1]] if len(pins) == 2 else [weights[0]]
+
+    def value(z, u, t, *branch):      # the residual on the rows, of a sequence of floats
+        s_rel = p0
+        for j, coef in p_terms:
+            s_rel += coef * z[j]
+        v_rel = 0.0
+        for j, coef in v_terms:
+            v_rel += coef * z[j]
+        f = law(s_rel, v_rel, u, *branch)
+        return [factor * f for factor in factors]
 
     def residual(z, u, t, *branch):
         def force(z, u, t):
-            return signs * law(float(p @ z) + p0, float(v @ z), u, *branch)
-        value = force(z, u, t)
-        return value, lambda: _difference_jacobian(force, z, u, t, value)
-
-    def value(z, u, t, *branch):      # the same on lists of floats
-        rel = p0
-        for j, coef in p_terms:
-            rel += coef * z[j]
-        speed = 0.0
-        for j, coef in v_terms:
-            speed += coef * z[j]
-        f = law(rel, speed, u, *branch)
-        return [factor * f for factor in factors]
+            return np.array(value(z, u, t, *branch))
+        f = force(z, u, t)
+        return f, lambda: _difference_jacobian(force, z, u, t, f)
     s.nonlinear(list(rows), cols, residual, inputs=inputs, moded=moded, value=value)
 
 
