@@ -13,6 +13,15 @@ z; z := the group's output. Nothing but the sine depends on time only, so every 
 runs in the step loop (nflow-compat's generated step function, engine.codegen). Compared
 with the plain loops of the same computation (PathSim and bdsim are not run on it).
 
+Model ``solver``: the chain under ``ode45``, with an integrator on the sine (x' = y0, x
+recorded as well), so every grid point is a major step of a solver run. A saturation has
+zero-crossing surfaces under a solver (the integration restarts at its kinks), which every
+solver stage reads, so this chain alternates gain(1) and abs instead: only the recorder
+reads it, and nflow-compat evaluates it once over the major-step grid
+(engine.vectorize.MajorSteps); the sine, which the integrator reads at every solver stage,
+keeps its closure. Compared with nflow-compat's closures only (the same run, every block
+called at every major step).
+
 Everything runs in one process, the engines interleaved round-robin per repeat so that
 machine drift hits them alike; each figure is the minimum over the repeats. A run is
 timed from "start the simulation" to "have the recorded trace"; building the model
@@ -21,7 +30,8 @@ is nflow-compat's reference path (every block through its closures, as before th
 compiled loop), shown for comparison.
 
 block-steps = blocks * 10,001: the source, the K chain blocks (plus a sum and a
-unitDelay per group in ``feedback``) and the recorder, each evaluated once per sample.
+unitDelay per group in ``feedback``, the integrator and its recorder in ``solver``) and the
+recorder, each evaluated once per sample.
 bdsim needs one extra clocked ZOH block (plus a NULL sink) to be evaluated on the 1 ms
 grid at all; those two are not counted.
 
@@ -58,7 +68,8 @@ DT = 1e-3
 DURATION = 10.0
 N_SAMPLES = 10_001
 KS = (10, 100, 1000)
-MODELS = ("chain", "feedback")
+MODELS = ("chain", "feedback", "solver")
+FIXED_STEP_MODELS = ("chain", "feedback")
 GROUP = 10               # feedback: chain blocks per unitDelay loop
 TARGET_K = 100
 TARGET_SPEEDUP_PATHSIM = 20.0   # ours must be at least this many times faster than PathSim
@@ -75,9 +86,10 @@ OURS, CLOSURES, NUMPY, PATHSIM, BDSIM, PLAIN, TUNED = ("nflow-compat", "ours clo
 ENGINES = (OURS, CLOSURES, NUMPY, PATHSIM, BDSIM, PLAIN, TUNED)
 
 
-def chain(k: int) -> list[str]:
+def chain(k: int, model: str = "chain") -> list[str]:
     """The block kinds of the chain, in order."""
-    return ["gain" if j % 2 == 0 else "saturation" for j in range(k)]
+    other = "abs" if model == "solver" else "saturation"
+    return ["gain" if j % 2 == 0 else other for j in range(k)]
 
 
 def groups(k: int) -> int:
@@ -86,7 +98,7 @@ def groups(k: int) -> int:
 
 
 def block_steps(k: int, model: str = "chain") -> int:
-    extra = 2 * groups(k) if model == "feedback" else 0
+    extra = {"feedback": 2 * groups(k), "solver": 2}.get(model, 0)     # sums and delays; integrator and recorder
     return (k + 2 + extra) * N_SAMPLES
 
 
@@ -112,7 +124,7 @@ class Ours:
         def wire(src, dst, port=0):
             wires.append({"from": src, "to": dst, "fromIndex": 0, "toIndex": port})
         prev = "src"
-        for j, kind in enumerate(chain(k)):
+        for j, kind in enumerate(chain(k, model)):
             if model == "feedback" and j % GROUP == 0:
                 g = j // GROUP
                 blocks += [{"id": f"add{g}", "type": "sum", "inputs": 2, "outputs": 1, "params": {"Inputs": "+-"}},
@@ -122,7 +134,7 @@ class Ours:
                 wire(f"z{g}", f"add{g}", 1)
                 prev = f"add{g}"
             bid = f"b{j}"
-            params = ({"Gain": GAIN} if kind == "gain" else {"LowerLimit": LOWER, "UpperLimit": UPPER})
+            params = {"gain": {"Gain": GAIN}, "saturation": {"LowerLimit": LOWER, "UpperLimit": UPPER}}.get(kind, {})
             blocks.append({"id": bid, "type": kind, "inputs": 1, "outputs": 1, "params": params})
             wire(prev, bid)
             prev = bid
@@ -131,8 +143,14 @@ class Ours:
         blocks.append({"id": "rec", "type": "toWorkspace", "inputs": 1, "outputs": 0,
                        "params": {"VariableName": "y", "SaveFormat": "Array"}})
         wire(prev, "rec")
+        if model == "solver":
+            blocks += [{"id": "int", "type": "integrator", "inputs": 1, "outputs": 1, "params": {}},
+                       {"id": "rec_x", "type": "toWorkspace", "inputs": 1, "outputs": 0,
+                        "params": {"VariableName": "x", "SaveFormat": "Array"}}]
+            wire("src", "int")
+            wire("int", "rec_x")
         return {"blocks": blocks, "connections": wires, "sampleTime": DT, "duration": duration,
-                "solver": "discrete", "variables": {}}
+                "solver": "ode45" if model == "solver" else "discrete", "variables": {}}
 
     def build(self, k: int):
         import nflow_compat as nc
@@ -316,6 +334,8 @@ def _timed(fn):
 
 
 def _engines(model: str, peers: bool) -> list:
+    if model == "solver":
+        return [Ours(model), OursClosures(model)]
     if model == "feedback":
         return [Ours(model), OursClosures(model), Plain(model), PlainTuned(model)]
     return [Ours(), OursClosures(), NumpyTime(), Plain(), PlainTuned()] + ([PathSim(), Bdsim()] if peers else [])
@@ -358,9 +378,10 @@ def bench_k(k: int, model: str, repeats: int, fast_repeats: int, peer_repeats: i
     engines_out[OURS]["simulate_json_runs_s"] = json_runs
     engines_out[OURS]["simulate_json_max_abs_diff"] = float(np.max(np.abs(json_y - y_ref)))
     t_ours = engines_out[OURS]["run_s"]
-    ratios = {"ours_vs_plain_slowdown": t_ours / engines_out[PLAIN]["run_s"],
-              "ours_vs_plain_tuned_slowdown": t_ours / engines_out[TUNED]["run_s"],
-              "closures_vs_ours": engines_out[CLOSURES]["run_s"] / t_ours}
+    ratios = {"closures_vs_ours": engines_out[CLOSURES]["run_s"] / t_ours}
+    if PLAIN in engines_out:
+        ratios["ours_vs_plain_slowdown"] = t_ours / engines_out[PLAIN]["run_s"]
+        ratios["ours_vs_plain_tuned_slowdown"] = t_ours / engines_out[TUNED]["run_s"]
     if NUMPY in engines_out:
         ratios["ours_vs_numpy_slowdown"] = t_ours / engines_out[NUMPY]["run_s"]
     if PATHSIM in engines_out:
@@ -423,6 +444,9 @@ def print_report(results: list, curve: list, out=print):
         if model == "chain":
             out("Causal chain: 2*sin(2*pi*t) -> K x [gain(1), saturation(+-1.5)] -> recorder; "
                 f"dt={DT}, {DURATION:g} s, {N_SAMPLES} samples")
+        elif model == "solver":
+            out("Solver chain: 2*sin(2*pi*t) -> K x [gain(1), abs] -> recorder, and the sine -> integrator -> "
+                f"recorder, under ode45; {N_SAMPLES} major steps (the grid)")
         else:
             out(f"Feedback chain: the same, each group of {GROUP} blocks behind a sum 0 + u - z, z = unitDelay of "
                 "the group's output")
@@ -445,6 +469,12 @@ def print_report(results: list, curve: list, out=print):
                 f"{o['simulate_json_max_abs_diff']:>15.3g} | {'':>11}   (whole simulate_json: parse+compile+run+encode)")
             out(rule)
         out("")
+        if model == "solver":
+            _header(out, f"{'K':>5} | {'closures/ours':>13}")
+            for res in rows:
+                out(f"{res['K']:>5} | {res['ratios']['closures_vs_ours']:>12.2f}x")
+            out("closures/ours = the same run through every block's closures / ours (> 1: the grid path is faster)")
+            continue
         _header(out, f"{'K':>5} | {'ours/PathSim speedup':>20} | {'ours/bdsim speedup':>18} | {'ours/numpy slowdown':>19} | "
                      f"{'ours/plain slowdown':>19} | {'ours/tuned slowdown':>19} | {'closures/ours':>13}")
         for res in rows:
@@ -482,9 +512,11 @@ def check_targets(results: list, curve: list) -> dict:
             if "speedup_vs_pathsim" in r:
                 verdict.update(speedup_vs_pathsim=r["speedup_vs_pathsim"], speedup_target=TARGET_SPEEDUP_PATHSIM,
                                speedup_ok=r["speedup_vs_pathsim"] >= TARGET_SPEEDUP_PATHSIM)
-        else:
+        elif res["model"] == "feedback":
             verdict.update(feedback_vs_plain=r["ours_vs_plain_slowdown"],
                            feedback_ok=r["ours_vs_plain_slowdown"] < 1.0)
+        else:
+            verdict.update(solver_gain=r["closures_vs_ours"])
     largest = next((c for c in curve if c["blocks"] == max(CURVE_KS)), None)
     if largest is not None:
         verdict.update(json_s=largest["seconds"]["simulate_json"], json_target=TARGET_JSON_S,
@@ -506,6 +538,9 @@ def print_targets(v: dict, out=print):
                           f"{mark(v['speedup_ok'])})")
     if "feedback_vs_plain" in v:
         lines.append(f"feedback: ours/plain loop {v['feedback_vs_plain']:.2f}x (< 1: {mark(v['feedback_ok'])})")
+    if "solver_gain" in v:
+        lines.append(f"solver: ode45 run {v['solver_gain']:.2f}x faster than through the closures (no target: "
+                     "the gain of the major-step grid)")
     if "json_s" in v:
         lines.append(f"simulate_json, {max(CURVE_KS):,} blocks for {CURVE_DURATION:g} s: {v['json_s']:.3f} s "
                      f"(< {v['json_target']:g} s: {mark(v['json_ok'])})")
@@ -558,7 +593,7 @@ def profile(k: int = TARGET_K) -> dict:
     generated step function, the bulk recording, the result."""
     from nflow_compat.engine.fixed_step import run_closures
     out: dict = {"K": k}
-    for model in MODELS:
+    for model in FIXED_STEP_MODELS:
         ours = Ours(model)
         ours.build(k)
         plan, n = ours.plan, N_SAMPLES
@@ -623,7 +658,7 @@ def _closure_run(plan, run_closures):
 
 
 def print_profile(p: dict, out=print):
-    for model in MODELS:
+    for model in FIXED_STEP_MODELS:
         e = p[model]
         out("")
         out(f"Profile of nflow-compat, model {model}, K={p['K']} ({e['block_steps']:,} block-steps)")
@@ -641,7 +676,7 @@ def print_profile(p: dict, out=print):
 def parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="python -m bench --only causal", description=__doc__.split("\n\n")[0])
     ap.add_argument("--ks", default=",".join(map(str, KS)), help="chain lengths (default 10,100,1000)")
-    ap.add_argument("--models", default=",".join(MODELS), help="models (default chain,feedback)")
+    ap.add_argument("--models", default=",".join(MODELS), help=f"models (default {','.join(MODELS)})")
     ap.add_argument("--repeats", type=int, default=5, help="repeats per engine (min is reported)")
     ap.add_argument("--fast-repeats", type=int, default=15,
                     help="repeats for nflow-compat, numpy and the loops (cheap runs; more repeats tame "
@@ -701,6 +736,8 @@ def main(argv=None) -> int:
                              f"saturation({LOWER}, {UPPER}), gain first", "recorder": "toWorkspace / Scope / watch",
                              "feedback": f"groups of {GROUP} chain blocks behind a sum 0 + u - z, z = unitDelay of "
                                          "the group's output",
+                             "solver": "the chain with abs for saturation, under ode45, and the sine -> integrator "
+                                       "-> recorder",
                              "dt": DT, "duration": DURATION, "samples": N_SAMPLES,
                              "block_steps": "blocks*samples"},
                    "method": {"repeats": args.repeats, "fast_repeats": max(args.repeats, args.fast_repeats),

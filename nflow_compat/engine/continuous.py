@@ -10,6 +10,10 @@ UPDATE and AFTER_STEP run committed there, at the state the solver reports.
 When the diagram also has discrete state (any UPDATE), a major step may change what the
 parts see, so integration restarts at every grid point; otherwise the solver runs
 freely across the grid and the grid is read from its dense output.
+
+Time-only blocks that no solver stage reads (a source and its gains feeding only
+recorders) are evaluated once over the grid as arrays (``plan.major_steps``,
+``engine.vectorize.MajorSteps``): the major steps take their values from those.
 """
 from __future__ import annotations
 
@@ -23,6 +27,7 @@ from .. import roots
 from ..blocks import REGISTRY
 from ..errors import SimulationError
 from ..parts import AlgebraicPart
+from . import vectorize
 from .hybrid import StiffnessWatch, integrate_hybrid, make_grid
 from .rates import attach_rates
 from .solvers import FIXED_STEP
@@ -69,7 +74,13 @@ class PlanSystem:
         attach_rates(plan, self.parts)
         # solver-stage evaluations run only what can reach a continuous part (see _cone)
         self.skipped = _skippable(plan)
-        self.stage_output, self.stage_algebraic = _stage_lists(plan, self.skipped)
+        # the time-only blocks no stage reads run at no evaluation: the major steps take
+        # their values from the grid (plan.major_steps)
+        grid = plan.major_steps
+        skipped = self.skipped | grid.vector.blocks if grid else self.skipped
+        self.stage_output, self.stage_algebraic = _stage_lists(plan, skipped)
+        self.major_output, self.major_algebraic = (grid.output, grid.algebraic) if grid else (plan.output,
+                                                                                                plan.algebraic)
         # an evaluation may move a Newton warm start (the algebraic unknowns', a non-linear
         # island's behind an impure sensor) that later results depend on to the last bit
         self.warm_started = self.algebraic_solve is not None or any(
@@ -97,9 +108,9 @@ class PlanSystem:
             for part, sl in zip(self.parts, self.slices):
                 part.load(x[sl])
         if committed:
-            for f in self.plan.output:
+            for f in self.major_output:
                 f()
-            for f in self.plan.algebraic:
+            for f in self.major_algebraic:
                 f()
         else:
             for f in self.stage_output:
@@ -168,7 +179,8 @@ def run_continuous(plan, progress=None) -> int:
     d = plan.diagram
     system = PlanSystem(plan)
     ctx = plan.ctx
-    update, after = plan.update, plan.after_step
+    on_grid = plan.major_steps
+    update, after = plan.update, (on_grid.after_step if on_grid else plan.after_step)
     grid = make_grid(d.sample_time, d.duration)
     if len(grid) != d.n_samples:  # make_grid and the diagram agree on the grid rule (docs/CONTRACT.md §3)
         grid = np.arange(d.n_samples) * d.sample_time
@@ -176,6 +188,8 @@ def run_continuous(plan, progress=None) -> int:
     def major_step(t, x):
         ctx.k = int(round(t / d.sample_time))
         ctx.t = ctx.k * d.sample_time    # the grid time exactly, as the fixed-step loop has it
+        if on_grid:
+            on_grid.at(ctx.k)
         system.evaluate(ctx.t, x, committed=True)
         for f in update:
             f()
@@ -199,7 +213,11 @@ def run_continuous(plan, progress=None) -> int:
                    sample=major_step, max_steps=plan.limits.max_solver_steps,
                    scan_spacing=inputs_scan_spacing(plan, system.skipped, float(grid[0]), float(grid[-1])),
                    stiffness=stiffness)
+    if on_grid:
+        on_grid.start()
     done = _integrate(plan, system, grid, options, major_step, progress)
+    if on_grid:
+        on_grid.finish(done)
     if stiffness is not None and stiffness.found is not None:
         ctx.warnings.append(_stiffness_warning(plan, system, method, stiffness.found))
     return done
@@ -559,6 +577,18 @@ def _skippable(plan) -> frozenset:
     return frozenset(cand)
 
 
+def grid_paths(plan, complex_out, bound_slots) -> vectorize.MajorSteps | None:
+    """The time-only paths of ``plan`` that its major steps take from arrays over the grid
+    (``vectorize.select_major``; arguments as there): read by after-step readers (recorders,
+    a stop) and by one another only. None when there are none, and in diagrams with
+    subsystems or algebraic unknowns (whose evaluations run every closure)."""
+    if plan.diagram.structure is not None or any(isinstance(p.part, AlgebraicPart) for p in plan.phases):
+        return None
+    readers = {i for i, (b, p) in enumerate(zip(plan.diagram.blocks, plan.phases)) if _after_step_reader(b, p)}
+    vector = vectorize.select_major(plan, complex_out, bound_slots, readers)
+    return vectorize.MajorSteps(plan, vector) if vector is not None else None
+
+
 def _stage_lists(plan, skipped):
     """plan.output / plan.algebraic without the closures of ``skipped`` blocks (same
     order). A closure the plan made itself (an algebraic-loop relaxation) is kept."""
@@ -590,7 +620,10 @@ def _bulk_recording(plan, system, progress):
     own = {id(p.algebraic) for p in plan.phases if p.algebraic is not None}
     if any(id(f) not in own for f in plan.algebraic):   # an algebraic loop's relaxation
         return None
-    values_of = {}
+    on_grid = plan.major_steps
+    # time-only signals (pure: they declare an array form) from their arrays over the grid
+    time_only = on_grid.vector.members if on_grid else set()
+    values_of = {s: partial(_time_only_values, on_grid.vector, s) for i in time_only for s in plan.output_slots[i]}
     recorders = []
     for b, p in zip(d.blocks, plan.phases):
         if p.after_step is not None or p.result is not None:
@@ -601,7 +634,7 @@ def _bulk_recording(plan, system, progress):
             continue
         if p.output is None and p.algebraic is None:
             continue
-        if not _pure(b, p):
+        if not _pure(b, p) and b.index not in time_only:
             return None
         for slot, (part, pick) in (getattr(p.output, "of_state", None) or {}).items():
             values_of[slot] = partial(_probed_values, part, pick)
@@ -616,6 +649,14 @@ def _bulk_recording(plan, system, progress):
         else:
             return None
     return out
+
+
+def _time_only_values(vector, slot, times, X, slice_of, solved):
+    """A time-only signal's values: the vectorized set's columns, computed once for all."""
+    columns = solved.get(id(vector))
+    if columns is None:
+        columns = solved[id(vector)] = vector.columns_at(times)
+    return columns[slot]
 
 
 def _linear_values(linear, times, X, slice_of, solved):

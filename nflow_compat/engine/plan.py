@@ -25,7 +25,7 @@ from ..signals import width_key
 from . import ordering
 from .budget import Budget, check_work
 from .context import Ctx
-from .continuous import run_continuous
+from .continuous import grid_paths, run_continuous
 from .fixed_step import Program, run_fixed_step
 from .groups import compile_structure
 
@@ -138,6 +138,8 @@ class Plan:
         fixed_step = not self.has_parts and (diagram.solver in _FIXED_STEP or not self.continuous)
         self.program = (Program(self, complex_out, bound_slots - {None}) if fixed_step and not closures_only
                         else None)
+        self.major_steps = (grid_paths(self, complex_out, bound_slots - {None}) if self.has_parts and not closures_only
+                            else None)
 
     def run(self, progress=None) -> dict:
         """One run from INIT. ``progress(done, total)``, if given, is called with the grid

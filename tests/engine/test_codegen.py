@@ -2,15 +2,13 @@
 and the generated step function (engine.codegen) give what every block's closures give,
 bit for bit, and no id or parameter of a diagram reaches the generated source.
 
-The results are compared as the JSON text ``simulate_json`` would write (NaN allowed):
-two floats print alike only when they are the same double, -0.0 included, so equal text
-is equal results. No difference within the 1 ulp the issue allows was needed: the array
+The results are compared as tests/engine/both_ways.py says (JSON text: equal text is equal
+results). No difference within the 1 ulp the issue allows was needed: the array
 forms use the closures' own IEEE operations in the same order and map ``math.sin`` over
 the elements (numpy's ``sin`` may differ in the last bit, its ``exp`` often does)."""
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import orjson
 import pytest
@@ -23,40 +21,14 @@ from nflow_compat.api import validate
 from nflow_compat.engine import vectorize
 from nflow_compat.engine.plan import Plan
 from tests import goldens
+from tests.engine.both_ways import corpus, same_both_ways
 from tests.subsystem_bodies import minimal_port_in, minimal_port_out, minimal_sub
 from tests.util import blk, diagram, record, wire
-
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
-
-
-def _run(d, base_dir, closures_only) -> tuple:
-    """(the plan, its result as JSON text without the wall time) or (None, the error)."""
-    try:
-        plan = Plan(validate(d), base_dir=base_dir, closures_only=closures_only)
-        result = plan.run()
-    except nc.NFlowError as exc:
-        return None, (type(exc).__name__, exc.code, str(exc), getattr(exc, "block", None))
-    result["stats"].pop("wall_s")
-    return plan, results.encode(result, allow_nan=True)
-
-
-def same_both_ways(d, base_dir=None):
-    """Runs ``d`` compiled and through the closures; asserts equal results (or equal
-    errors); returns the compiled plan (None when it failed)."""
-    plan, got = _run(d, base_dir, False)
-    _, want = _run(d, base_dir, True)
-    assert got == want
-    return plan
 
 
 # ----------------------------------------------------------------------------- the corpus
 
-def _corpus() -> list:
-    cases = [(str(p.relative_to(goldens.ROOT)), p) for p in goldens.fixture_paths()]
-    return cases + [(f"examples/{p.parent.name}", p) for p in sorted(EXAMPLES.glob("*/diagram.json"))]
-
-
-@pytest.mark.parametrize("name, path", _corpus(), ids=[name for name, _ in _corpus()])
+@pytest.mark.parametrize("name, path", corpus(), ids=[name for name, _ in corpus()])
 def test_every_fixture_and_example_gives_the_same_result_compiled(name, path):
     doc = orjson.loads(path.read_bytes())
     d = doc.get("diagram", doc)
@@ -69,14 +41,14 @@ def test_every_fixture_and_example_gives_the_same_result_compiled(name, path):
     except nc.NFlowError:
         plan = None
     if plan is None or plan.program is None:
-        return          # refused, or run by a solver (physical parts): the closures are the only path
+        return          # refused, or run by a solver (physical parts): tests/engine/test_vectorize.py
     same_both_ways(d, base)
 
 
 def test_the_corpus_exercises_the_compiled_loop():
     """Enough of the corpus runs through both parts that the comparison means something."""
     vectorized = generated = 0
-    for _, path in _corpus():
+    for _, path in corpus():
         doc = orjson.loads(path.read_bytes())
         if "fmus" in doc:
             continue
