@@ -968,6 +968,8 @@ class DaeIsland:
             if entry.constraint is None and not self._functions and not self.inputs.size and not self._nonlinear:
                 # c is c0 at every evaluation: its products once (the same arithmetic)
                 entry.L_c0, entry.Zc_c0 = entry.L @ self.c0, entry.Zc @ self.c0
+            elif entry.constraint is None and self.n_states <= FLOAT_STATES:
+                entry.float_rows = self._float_rows(entry)
         if len(self._linear_cache) > 1024:
             self._linear_cache.clear()
         self._linear_cache[modes] = entry
@@ -1138,14 +1140,14 @@ class DaeIsland:
         return z
 
     def derivative(self, t, x):
+        lin = self._linear(self.modes)
+        if lin.float_rows is not None:
+            return self._derivative_floats(t, x, lin.float_rows)
         w1 = np.asarray(x, dtype=float)
         u = self.inputs
         if not self._implicit:
-            lin = self._linear(self.modes)
             if lin.L_c0 is not None:
                 return lin.K @ w1 + lin.L_c0
-            if self.n_states <= FLOAT_STATES and lin.constraint is None:
-                return self._derivative_floats(t, w1, u, lin)
             c = self._c(t, u)
             if self._explicit:
                 c = self._with_explicit(c, w1, u, t, self.modes)
@@ -1157,15 +1159,12 @@ class DaeIsland:
         nl, _ = self._nl(z, u, t, False, self.modes)
         return -(self._R_inv @ (self._U1t @ (A @ z + c + nl)))
 
-    def _derivative_floats(self, t, w1, u, lin):
+    def _derivative_floats(self, t, x, rows):
         """``derivative`` of a small linear island (``FLOAT_STATES``) on Python floats:
         ``K w1 + L c0 + (L B) u + sum of L[:, row] * source(t) + (L[:, rows]) explicit``,
         the products of the mode's matrices formed once (``_float_rows``)."""
-        rows = lin.float_rows
-        if rows is None:
-            rows = lin.float_rows = self._float_rows(lin)
-        w = w1.tolist()
-        inputs = u.tolist()
+        w = np.asarray(x, dtype=float).tolist()
+        inputs = self.inputs.tolist()
         values = w + inputs + [fn(t) for _, _, fn in self._functions]
         if self._explicit:
             values += self._explicit_values(w, inputs, t, self.modes)
@@ -1523,7 +1522,7 @@ class _Eliminated:
     constraint: tuple | None = None     # (G, H): the states obey G w1 + H c(t) = 0 (index 2)
     L_c0: np.ndarray | None = None      # L c and Zc c where c is constant (no time functions,
     Zc_c0: np.ndarray | None = None     # no inputs, no constraint)
-    float_rows: list | None = None      # DaeIsland._float_rows, made on first use
+    float_rows: list | None = None      # DaeIsland._float_rows (a small island whose c varies)
 
 
 def _merged(element, values):
