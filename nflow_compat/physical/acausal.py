@@ -85,6 +85,7 @@ class Domain:
     grounded: bool       # needs a reference element (electrical: Ground); else an absolute scale
     singular: str        # what makes a network of this domain singular (for the error message)
     over_started: str    # what makes an initial value of the domain depend on others (for the warning)
+    codes: tuple         # error codes of a singular network and of one Newton cannot solve
 
 
 _CIRCUIT = ("a loop of voltage sources, a cut-set of current sources, an op-amp without feedback",
@@ -92,11 +93,14 @@ _CIRCUIT = ("a loop of voltage sources, a cut-set of current sources, an op-amp 
 _MOTION = ("two motion sources on one node (or one on a fixed flange), a massless node with only forces on it, "
            "a stick-slip element without a mass on its side",
            "a body held by a fixed flange, a motion source or a rigidly tied body")
+_CIRCUIT_CODES = ("singular_circuit", "circuit_unsolvable")
+_MOTION_CODES = ("singular_island", "island_unsolvable")
+# in this order: an island with a circuit in it (an EMF's shaft) answers with the circuit's codes
 DOMAINS = {
-    "electrical": Domain("electrical", "v", "i", True, *_CIRCUIT),
-    "thermal": Domain("thermal", "T", "Q_flow", False, *_CIRCUIT),
-    "translational": Domain("translational", "s", "f", False, *_MOTION),
-    "rotational": Domain("rotational", "phi", "tau", False, *_MOTION),
+    "electrical": Domain("electrical", "v", "i", True, *_CIRCUIT, _CIRCUIT_CODES),
+    "thermal": Domain("thermal", "T", "Q_flow", False, *_CIRCUIT, _CIRCUIT_CODES),
+    "translational": Domain("translational", "s", "f", False, *_MOTION, _MOTION_CODES),
+    "rotational": Domain("rotational", "phi", "tau", False, *_MOTION, _MOTION_CODES),
 }
 
 NEWTON_MAX = 60
@@ -181,6 +185,7 @@ class Element:
     outputs: ClassVar[dict] = {}
     switching: ClassVar[bool] = False
     ground: ClassVar[bool] = False
+    prescribes_motion: ClassVar[bool] = False   # a motion source: two on one node conflict
     mode_names: ClassVar[tuple] = ("off", "on")
     on_when_positive: ClassVar[bool] = True
 
@@ -627,17 +632,15 @@ def _tie_nodes(elements: list, node_of: dict, nodes) -> AffineUnionFind:
     """Nodes joined by rigid ties (``Element.ties``; a Ground pin is tied to 0 V) as affine
     aliases: every node is ``k*root + d``. Ties between nodes come first, then those to the
     ground, so that a conflict is reported against the element that fixes a node."""
-    ties = AffineUnionFind()
-    ties.add(GROUND, 3)
+    ties = AffineUnionFind(GROUND)
     for node in nodes:
         ties.add(node)
     between = [(el, x, y, r, w) for el in elements for x, y, r, w in el.ties() if x is not None]
     fixed = [(el, None, y, r, w) for el in elements for x, y, r, w in el.ties() if x is None]
     fixed += [(el, None, el.pins[0], 1.0, 0.0) for el in elements if el.ground]
     for el, x, y, ratio, offset in between + fixed:
-        status = ties.link(GROUND if x is None else node_of[f"{el.name}.{x}"], node_of[f"{el.name}.{y}"],
-                           ratio, offset)
-        if status == "ok":
+        if ties.link(GROUND if x is None else node_of[f"{el.name}.{x}"], node_of[f"{el.name}.{y}"],
+                     ratio, offset):
             continue
         if x is None:
             raise SimulationError("conflicting_fixed", f"{el.name}: fixes a node that is already held at another "
@@ -764,6 +767,8 @@ class DaeIsland:
         n, m = len(asm.col_names), len(asm.row_owner)
         self._singular_causes = "; ".join(dict.fromkeys(DOMAINS[d].singular for d in sorted(domains)))
         self._over_started = "; ".join(dict.fromkeys(DOMAINS[d].over_started for d in sorted(domains)))
+        self._singular_code, self._unsolvable_code = next(DOMAINS[d].codes for d in DOMAINS if d in domains)
+        self._motion_sources = {el.name for el in elements if el.prescribes_motion}
         self.element_names = [el.name for el in elements]
         self.label = "island {" + ", ".join(self.element_names[:4]) + (", ..." if len(elements) > 4 else "") + "}"
         self._handles = handles
@@ -868,7 +873,11 @@ class DaeIsland:
 
     def _structural_error(self, rows, why):
         blocks = sorted({name for r in (rows or range(len(self._row_owner))) for name in self._row_owner[r]})
-        raise DiagramError("singular_circuit", f"{self.label}: the network equations are structurally singular "
+        if rows and set(blocks) <= self._motion_sources:
+            raise DiagramError("conflicting_prescribed_motion", f"{self.label}: conflicting prescribed motion "
+                               f"({', '.join(blocks)}): two motion sources on one node, or one on a fixed flange",
+                               block=blocks[0])
+        raise DiagramError(self._singular_code, f"{self.label}: the network equations are structurally singular "
                            f"({why or 'conflicting equations'}): look for {self._singular_causes} or a floating "
                            "node; blocks involved: " + ", ".join(blocks[:8]) + (", ..." if len(blocks) > 8 else ""),
                            block=blocks[0] if blocks else None)
@@ -1034,7 +1043,7 @@ class DaeIsland:
         cols = [k for k in np.argsort(-np.abs(z))[:6] if abs(z[k]) > 1e-6 * max(1e-300, np.abs(z).max())]
         names = ", ".join(self._col_names[k] for k in cols)
         states = self._mode_text(modes)
-        raise SimulationError("singular_circuit", f"{self.label}: the network equations are singular ({names} "
+        raise SimulationError(self._singular_code, f"{self.label}: the network equations are singular ({names} "
                               f"undetermined{'; modes: ' + states if states else ''}): {what}",
                               block=names.split(".")[0].split("{")[-1] if names else None)
 
@@ -1126,7 +1135,7 @@ class DaeIsland:
             result = roots.newton(residual, w2, jacobian=jacobian, tol=NEWTON_TOL, max_iterations=NEWTON_MAX,
                                   halvings=30)
             if not result.converged:
-                raise SimulationError("circuit_unsolvable", f"{self.label}: Newton's method did not converge at "
+                raise SimulationError(self._unsolvable_code, f"{self.label}: Newton's method did not converge at "
                                       f"t = {t:.9g} (the non-linear network has no solution near the last one)")
             w2 = result.z
         z = base + V2 @ w2
@@ -1134,7 +1143,7 @@ class DaeIsland:
         res = U2t @ (A @ z + c + nl)
         if res.size and not float(np.max(np.abs(res))) <= 1e-8 * (1.0 + float(np.max(np.abs(c))) +
                                                                   float(np.max(np.abs(A @ z)))):
-            raise SimulationError("circuit_unsolvable", f"{self.label}: no solution of the non-linear network at "
+            raise SimulationError(self._unsolvable_code, f"{self.label}: no solution of the non-linear network at "
                                   f"t = {t:.9g}")
         self._w2_guess = w2
         return z
@@ -1283,8 +1292,13 @@ class DaeIsland:
         self._solve_cache = (None, None, None)
         x0 = np.array(x0, dtype=float)
         if self._switches:
-            # a first solution (in every element's first branch) to read the pre states from
+            # a first solution (in every element's first branch) to read the pre states from,
+            # with the states on that branch's index-2 constraint (a speed source's node at
+            # its speed: a clutch on it starts sliding, not stuck)
             self.modes = tuple(el.branches[0] for el in self._elements)
+            constraint = self._constraint(t0)
+            if constraint is not None:
+                x0 = self._initial_state(self._starts, constraint)
             views = self._views(t0, x0, self.solve(t0, x0))
             self.states = [el.pre_start(view) for el, view in zip(self._elements, views)]
             self.modes = tuple(el.branch_of(state) for el, state in zip(self._elements, self.states))

@@ -306,7 +306,7 @@ def _reader(domain: str, kind: str, parts: list, refs: list):
 
 def linear_reader(parts: list, terms: list):
     """What a sensor reader computes when every probe it reads is linear in its island's
-    state (``Island.probe_linear``): a tuple of ``(part, i, k, d)``, the value being
+    state (``DaeIsland.probe_linear``): a tuple of ``(part, i, k, d)``, the value being
     ``float(k * x[i] + d)`` of ``part``'s state (no ``+ d`` when d is None) for one term,
     the first minus the second for two (a relative sensor); None otherwise. The reader
     is then pure (no cache, no solve), and ``linear_values`` gives its values on a whole

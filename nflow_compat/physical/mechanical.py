@@ -317,7 +317,7 @@ class ElastoGap(_Contact):
 
     def make_law(self):
         c = self.param("c", nonnegative=True)
-        return laws.ElastoGap(c, self.param("d", nonnegative=True), self.param("s_rel0"), 1.0, 1.0)
+        return laws.ElastoGap(c, self.param("d", nonnegative=True), self.param("s_rel0"))
 
 
 class _Backlash(_Contact):
@@ -417,6 +417,7 @@ class _SpeedSource(Element):
     signal's derivative for its flange's acceleration (a body on it, a sensor's rate)."""
     pins, unknowns = _ONE, ("f",)
     start_param = "s0"
+    prescribes_motion = True
 
     def stamp(self, s):
         speed = s.speed("flange")
@@ -434,6 +435,7 @@ class _AccelerateSource(Element):
     ``start_params``."""
     pins, unknowns, inputs = _ONE, ("f",), ("a",)
     start_params = ("s0", "v0")
+    prescribes_motion = True
 
     def stamp(self, s):
         speed = s.speed("flange")

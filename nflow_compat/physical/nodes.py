@@ -41,16 +41,15 @@ def connected_elements(element_pins: dict, node_of: dict) -> list:
 class AffineUnionFind:
     """Union-find with affine offsets: ``pos(x) = k(x)*pos(root) + d(x)``.
 
-    Priorities decide which root survives a union: the ground item (3) and the driven
-    items of prescribed-motion elements (2) always stay roots; two such roots can never be
-    joined (a ``conflict``)."""
+    The ground item (``ground``: positions tied to it are constants) always stays a root."""
 
-    def __init__(self):
-        self.parent, self.k, self.d, self.prio = {}, {}, {}, {}
+    def __init__(self, ground):
+        self.parent, self.k, self.d = {ground: ground}, {ground: 1.0}, {ground: 0.0}
+        self.ground = ground
 
-    def add(self, x, prio=0):
+    def add(self, x):
         if x not in self.parent:
-            self.parent[x], self.k[x], self.d[x], self.prio[x] = x, 1.0, 0.0, prio
+            self.parent[x], self.k[x], self.d[x] = x, 1.0, 0.0
 
     def find(self, x):
         path = []
@@ -70,20 +69,17 @@ class AffineUnionFind:
         r = self.find(x)
         return (r, 1.0, 0.0) if r == x else (r, self.k[x], self.d[x])
 
-    def link(self, x, y, r, w):
-        """Require ``pos(y) = r*pos(x) + w``: 'ok', 'inconsistent' or 'conflict'."""
+    def link(self, x, y, r, w) -> bool:
+        """Require ``pos(y) = r*pos(x) + w``; False when it contradicts the ties so far."""
         rx, kx, dx = self.rel(x)
         ry, ky, dy = self.rel(y)
         if rx == ry:
             dtarget = r * dx + w
             dok = abs(dy - dtarget) <= 1e-12 * max(1.0, abs(dy), abs(dtarget), abs(w))
-            if self.prio[rx] == 3:               # ground: positions are constants
-                return "ok" if dok else "inconsistent"
-            kok = abs(ky - r * kx) <= 1e-12 * max(1.0, abs(ky), abs(r * kx))
-            return "ok" if (dok and kok) else "inconsistent"
-        if self.prio[rx] >= 2 and self.prio[ry] >= 2:
-            return "conflict"
-        if self.prio[ry] > self.prio[rx]:
+            if rx == self.ground:               # ground: positions are constants
+                return dok
+            return dok and abs(ky - r * kx) <= 1e-12 * max(1.0, abs(ky), abs(r * kx))
+        if ry == self.ground:
             # pos(x) = (pos(y) - w)/r  ->  pos(rx) = (ky*pos(ry) + dy - w)/(r*kx) - dx/kx
             self.parent[rx] = ry
             self.k[rx] = ky / (r * kx)
@@ -93,4 +89,4 @@ class AffineUnionFind:
             self.parent[ry] = rx
             self.k[ry] = r * kx / ky
             self.d[ry] = (r * dx + w - dy) / ky
-        return "ok"
+        return True
