@@ -1484,10 +1484,21 @@ class DaeIsland:
         if speed is None:                # no element reads this node's speed: its position's rate
             if order == 2:
                 return lambda t, x: math.nan
+            self._ask_rates_of(col)
             return lambda t, x: k * self._rate_of(col, t, x)
         if order == 1:
             return lambda t, x: float(k * self.solve(t, np.asarray(x, dtype=float))[speed])
         return lambda t, x: k * self._rate_of(speed, t, x)
+
+    def _ask_rates_of(self, col) -> None:
+        """An algebraic unknown's rate read by a sensor (the speed of a massless flange that
+        a signal-driven force holds against a spring) moves with the rates of the signals
+        it follows: those are asked of the diagram (engine.rates), like an index-2 source's."""
+        if self._nonlinear or self._state_index(col) is not None:
+            return
+        lin = self._linear(self.modes)
+        needs = np.abs(lin.Zc[col] @ self.B) > 1e-12 if self.B.size else np.zeros(0, dtype=bool)
+        self.rate_inputs = self.rate_inputs | {int(k) for k in np.nonzero(needs)[0]}
 
     def _rate_of(self, col, t, x) -> float:
         """The time derivative of unknown ``col`` at ``(t, x)``: a state's from the

@@ -442,8 +442,6 @@ def test_a_spring_holds_a_massless_flange_against_a_force():
     np.testing.assert_allclose(out["s"], 0.5 * t, atol=1e-14)
 
 
-@pytest.mark.xfail(strict=True, reason="the speed of a massless flange whose position follows a signal reads 0: "
-                   "the signal's rate is not asked for (the position, above, is right)")
 def test_a_massless_flange_driven_through_a_spring_moves_at_the_signal_rate_over_k():
     # as above: v = (dF/dt)/k = 2/4
     blocks = [blk("F", "Force"), blk("k", "Spring", k=4.0), blk("g", "Fixed"), blk("r", "ramp", slope=2.0)]
