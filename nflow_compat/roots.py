@@ -1,7 +1,7 @@
 """Newton's method, the one solver of every algebraic equation in the package: the
 constraint blocks' ``g(x, z) = 0`` (``engine.algebraic.AlgebraicSolve``), the algebraic
-part of a non-linear circuit (``physical.acausal``) and the massless nodes of a mechanical
-network (``physical.network``). Each caller owns its policy (start points, acceptance,
+part of a non-linear acausal island (``physical.acausal``: a non-linear circuit, the
+massless nodes of a mechanism). Each caller owns its policy (start points, acceptance,
 the error it raises); the iteration is here.
 
 The iteration: the Newton correction ``J^-1 f`` with ``J`` analytic (``jacobian``) or

@@ -4,11 +4,21 @@ a semi-explicit DAE that the engine integrates as one hybrid system per island.
 How an island is built
 ----------------------
 * **Domains** name their across/through pair (``DOMAINS``). A pin has one domain; an element
-  may have pins in several (HeatingResistor: electrical ``p``/``n`` and thermal ``heatPort``).
+  may have pins in several (HeatingResistor: electrical ``p``/``n`` and thermal ``heatPort``;
+  EMF: electrical ``p``/``n`` and a rotational ``flange``).
 * **Nodes.** Pins joined by connections form a node (a union-find). Its across variable
-  (potential, temperature) is an unknown, except at an electrical node holding a Ground pin
-  (0 V, the reference). The node's balance of through variables (Kirchhoff's current law,
-  the heat-flow balance) is one equation row.
+  (potential, temperature, position) is an unknown, except at an electrical node holding a
+  Ground pin (0 V, the reference). The node's balance of through variables (Kirchhoff's
+  current law, the heat-flow balance, the cut forces) is one equation row.
+* **Rigid ties** (alias elimination): an element may tie two of its pins,
+  ``pos(y) = ratio*pos(x) + offset`` (a gear, a lever, a stop mass's two flanges), or one pin
+  to the reference (a Fixed flange). Tied nodes are affine aliases of one unknown
+  (``nodes.AffineUnionFind``) and their balances one row, each force weighted by its pin's
+  lever factor (virtual work), so a mass behind a gear is reflected as ``m*ratio^2`` and no
+  position constraint (index 3) appears. A mechanical node has a speed unknown (with the row
+  ``der(position) = speed``) only when an element reads its speed, and an acceleration
+  unknown only when one reads that (a stuck friction element): a massless node between
+  springs is an algebraic position, one behind a damper a first-order state.
 * **Elements** (one class each, registered by nflow block type) declare their pins, signal
   inputs, extra unknowns (a branch current, a diode's curve parameter ``s``) and stamp their
   equations through a :class:`Stamp`: linear coefficients of the unknowns (``A``) and of
@@ -22,18 +32,28 @@ How an island is built
   to unknowns (``maximum_bipartite_matching``) finds structurally singular networks and
   names their blocks (no ground, a loop of voltage sources, a cut-set of current sources, an
   op-amp without feedback).
-* **Condensation.** ``E = U diag(sigma) V^T`` (SVD, once): in the coordinates ``w = V^T z``
-  the first ``r = rank(E)`` are the states and the rest algebraic, and the rows
-  ``U2^T (A z + c + N) = 0`` determine the algebraic part (index 1). For a linear island the
-  algebraic part is eliminated once per mode (LU factorization, never an inverse): the
-  derivative is ``w1' = K w1 + L c(t, u)``. Non-linear islands solve the algebraic part by
-  damped Newton warm-started from the last solution. A singular algebraic part (a capacitor
-  directly across a voltage source, an inductor in series with a current source: index 2)
-  is a typed error naming the elements involved.
-* **Modes** (IdealDiode, IdealSwitch): an element with a switching law has a Boolean mode;
-  its mode-dependent coefficients enter ``A(mode)``; its relation is an event function; at
-  an event the modes are iterated to a fixed point (Modelica's event iteration). The
-  characteristic is continuous at the switching point, so no state jumps.
+* **Condensation.** ``E = U1 R V1^T`` (once): the states are ``w1 = V1^T z`` and the rows
+  ``U2^T (A z + c + N) = 0`` determine the algebraic part (index 1). When the unknowns that
+  ``E`` differentiates are independent (positions and speeds of masses, a capacitor's
+  potential to ground) they are the states themselves (``V1`` selects them, ``R`` from the
+  SVD of those columns); otherwise ``E = U diag(sigma) V^T`` (SVD) gives the states as
+  combinations. For a linear island the algebraic part is eliminated once per mode (LU
+  factorization, never an inverse): the derivative is ``w1' = K w1 + L c(t, u)``. Non-linear
+  terms that read states only (a friction law of the speed, a diode across a capacitor)
+  are evaluated explicitly with the sources, so such an island stays linear in its
+  algebraic part; the others are solved by damped Newton warm-started from the last
+  solution. An island of at most ``FLOAT_STATES`` states computes its derivative on floats.
+  An index-2 constraint (a capacitor directly across a voltage source, a prescribed speed
+  on a mass) is differentiated once with the sources' exact derivatives (below).
+* **Modes** (IdealDiode, IdealSwitch, MSL friction and stops, ElastoGap/ElastoBacklash): a
+  switching element has a discrete state that selects its *branch*: its moded coefficients
+  enter ``A(mode)`` and its moded non-linear terms hold; its relations are event functions;
+  at an event the states are iterated to a fixed point (Modelica's event iteration with pre
+  values, see ``Element``), which for MSL friction includes the mixed system
+  ``locked <-> sa <-> start flags`` (a stuck element's force is an unknown of the network,
+  the multiplier of ``relative acceleration = 0``) and the re-initialisation at the stops.
+  A Boolean mode (the default) is decided by one relation; the diodes' characteristic is
+  continuous at the switching point, so no state jumps.
 * **Initial conditions** (a capacitor's ``v0``, an inductor's ``i0``, a heat capacitor's
   ``T0``) are linear in the states. They are imposed in element order; one that is
   implied by earlier ones (a capacitor loop: CauerLowPassAnalog's C2 and C4) is checked and,
@@ -42,6 +62,7 @@ How an island is built
 from __future__ import annotations
 
 import math
+import operator
 from dataclasses import dataclass, field
 from typing import Callable, ClassVar
 
@@ -53,7 +74,7 @@ from scipy.sparse.csgraph import breadth_first_order, maximum_bipartite_matching
 from .. import roots
 from ..errors import DiagramError, SimulationError
 from .events import PhysicalEvent
-from .nodes import connected_elements, join_pins
+from .nodes import AffineUnionFind, connected_elements, join_pins
 
 
 @dataclass(frozen=True)
@@ -62,11 +83,24 @@ class Domain:
     across: str          # potential variable of a pin
     through: str         # flow variable (into the element at the pin)
     grounded: bool       # needs a reference element (electrical: Ground); else an absolute scale
+    singular: str        # what makes a network of this domain singular (for the error message)
+    over_started: str    # what makes an initial value of the domain depend on others (for the warning)
+    codes: tuple         # error codes of a singular network and of one Newton cannot solve
 
 
+_CIRCUIT = ("a loop of voltage sources, a cut-set of current sources, an op-amp without feedback",
+            "a capacitor loop or a voltage source across it, an inductor cut-set or a current source in series")
+_MOTION = ("two motion sources on one node (or one on a fixed flange), a massless node with only forces on it, "
+           "a stick-slip element without a mass on its side",
+           "a body held by a fixed flange, a motion source or a rigidly tied body")
+_CIRCUIT_CODES = ("singular_circuit", "circuit_unsolvable")
+_MOTION_CODES = ("singular_island", "island_unsolvable")
+# in this order: an island with a circuit in it (an EMF's shaft) answers with the circuit's codes
 DOMAINS = {
-    "electrical": Domain("electrical", "v", "i", grounded=True),
-    "thermal": Domain("thermal", "T", "Q_flow", grounded=False),
+    "electrical": Domain("electrical", "v", "i", True, *_CIRCUIT, _CIRCUIT_CODES),
+    "thermal": Domain("thermal", "T", "Q_flow", False, *_CIRCUIT, _CIRCUIT_CODES),
+    "translational": Domain("translational", "s", "f", False, *_MOTION, _MOTION_CODES),
+    "rotational": Domain("rotational", "phi", "tau", False, *_MOTION, _MOTION_CODES),
 }
 
 NEWTON_MAX = 60
@@ -74,10 +108,53 @@ NEWTON_TOL = 1e-10
 MODE_ITERATIONS = 50
 TIE_TOLERANCE = 1e-12   # relative to the island's largest unknown: a relation this close to 0 is a tie
 EXP_LIMIT = 700.0      # exp() arguments are clipped here while Newton searches (never at a solution)
+FLOAT_STATES = 4       # an island with at most this many states computes its derivative on floats
 
 
 def safe_exp(x: float) -> float:
     return math.exp(x if x < EXP_LIMIT else EXP_LIMIT)
+
+
+class Lin:
+    """A linear expression ``sum(coef * z[col]) + const`` of the unknowns: how a mechanical
+    element writes a position, a speed or a force (a pin's position is ``k*z[col] + d`` of
+    its rigidly tied group, see ``Stamp.position``)."""
+
+    __slots__ = ("terms", "const", "of_states")
+
+    def __init__(self, terms=None, const=0.0):
+        self.terms = dict(terms or {})
+        self.const = float(const)
+        self.of_states = None     # [(state index, coef)] when every term is a state (set by the island)
+
+    def __add__(self, other):
+        if not isinstance(other, Lin):
+            return Lin(self.terms, self.const + other)
+        terms = dict(self.terms)
+        for col, coef in other.terms.items():
+            terms[col] = terms.get(col, 0.0) + coef
+        return Lin(terms, self.const + other.const)
+
+    def __sub__(self, other):
+        return self + (-1.0) * other
+
+    def __rmul__(self, factor):
+        return Lin({col: factor * coef for col, coef in self.terms.items()}, factor * self.const)
+
+    __mul__ = __rmul__
+
+    def __neg__(self):
+        return (-1.0) * self
+
+    def items(self):
+        return list(self.terms.items())
+
+    def at(self, z) -> float:
+        """The value at unknowns ``z`` (a list of floats, or an array)."""
+        value = self.const
+        for col, coef in self.terms.items():
+            value += coef * z[col]
+        return float(value)
 
 
 # ----------------------------------------------------------------------------- elements
@@ -96,9 +173,10 @@ class Element:
 
     ``pins``: pin names (domains come from the manifest); ``inputs``: signal input names, in
     the manifest's order; ``unknowns``: extra unknowns of the element; ``switching``: the
-    element has a Boolean mode (``relation``, ``on_when_positive``); ``outputs``: sensor
-    output port -> ``(kind, args)`` read by :meth:`DaeIsland.probe`. ``ground`` marks the
-    reference element."""
+    element has a discrete state (see "switching elements" below; by default a Boolean mode
+    decided by ``relation`` and ``on_when_positive``); ``outputs``: sensor output port ->
+    ``(kind, args)`` read by :meth:`DaeIsland.probe`. ``ground`` marks the reference
+    element."""
 
     type_name: ClassVar[str] = ""
     pins: ClassVar[tuple] = ()
@@ -107,6 +185,7 @@ class Element:
     outputs: ClassVar[dict] = {}
     switching: ClassVar[bool] = False
     ground: ClassVar[bool] = False
+    prescribes_motion: ClassVar[bool] = False   # a motion source: two on one node conflict
     mode_names: ClassVar[tuple] = ("off", "on")
     on_when_positive: ClassVar[bool] = True
 
@@ -133,6 +212,19 @@ class Element:
     def stamp(self, s: "Stamp") -> None:
         raise NotImplementedError
 
+    @classmethod
+    def variant(cls, params: dict, connected_inputs: set):
+        """The class that simulates a block of this type with these parameters and
+        connected input ports: nflow's semantics of a few blocks change with them (a Brake
+        without ``fn_max`` is a regularized law, with it MSL's stick-slip friction)."""
+        return cls
+
+    def ties(self) -> list:
+        """Rigid ties ``(x, y, ratio, offset)``: ``pos(y) = ratio*pos(x) + offset`` between
+        two of the element's pins (a gear, a lever), or with ``x`` None, ``pos(y) = offset``
+        (a Fixed flange). Tied nodes are aliases of one unknown (``AffineUnionFind``)."""
+        return []
+
     # a source's value: its signal input, else its parameter ``value_param``, else its
     # waveform ``shape(self)`` (a time function); the keyword arguments of Stamp.source
     value_param: ClassVar[str | None] = None
@@ -145,14 +237,78 @@ class Element:
             return {"value": self.param(self.value_param)}
         return {"function": type(self).shape(self)}
 
-    # switching elements: the relation ``relation(z, u) > 0`` (the engine's event-function
-    # form, so an event is exactly a change of the mode) decides the mode: on while it holds
-    # when ``on_when_positive``, else on while it does not
+    # -- switching elements ------------------------------------------------------------
+    # One mechanism for every element with discrete modes (IdealDiode, IdealSwitch, MSL
+    # friction): a discrete *state* committed at events selects the element's *branch* (the
+    # key of its ``Stamp.moded`` coefficients and moded non-linear terms; ``branches`` lists
+    # them all). Modelica's event iteration (``DaeIsland``) holds the pre states fixed and,
+    # from ``first(pre)``, alternates ``branch`` (which equations hold), a solve of the
+    # network and ``iterate`` (the element's new iteration value from that solution) until
+    # nothing changes; ``commit`` then gives the new state (and re-initialisations of
+    # states), and the whole repeats until the states are their pre values. ``relations``
+    # are the event functions (``g > 0`` form) that can change the committed state,
+    # ``committed`` their Modelica values at a restart. The defaults below are a Boolean
+    # mode decided by ``relation(z, u) > 0``: on while it holds when ``on_when_positive``,
+    # else on while it does not (IdealDiode, IdealSwitch).
+    branches: ClassVar[tuple] = (True, False)
+
     def relation(self, z_local, u_local) -> float:
         raise NotImplementedError
 
     def is_on(self, value: float) -> bool:
         return bool(value > 0.0) == self.on_when_positive
+
+    def pre_start(self, view):
+        """The pre state of the initial event iteration (MSL's IdealDiode starts on: its
+        ``off = s < 0`` is evaluated at the initial solution)."""
+        return True
+
+    def first(self, pre):
+        return pre
+
+    def branch(self, pre, current, view):
+        return current
+
+    def branch_of(self, state):
+        """The branch a committed state selects between events."""
+        return state
+
+    def iterate(self, pre, current, view):
+        value = self.relation(*view.watched())
+        # At a located event the relation is ~0 in both modes (the characteristic is
+        # continuous there) and rounding may give it opposite signs: an element that has
+        # just switched keeps its new mode while its relation is such a tie.
+        if view.switched and abs(value) <= view.tie:
+            return current
+        return bool(self.is_on(value))    # bool(): numpy bools cannot index mode_names
+
+    def merge(self, cycle):
+        """The iteration value when the iteration cycles through ``cycle`` (None: an error)."""
+        return None
+
+    def commit(self, pre, current, view):
+        """``(state, re-initialisations [(Lin of a state, value)], notes [(kind, from, to)])``."""
+        return current, (), ()
+
+    def relations(self, state, view) -> list:
+        return [self.relation(*view.watched())]
+
+    committed_reads_values: ClassVar[bool] = False    # ``committed`` needs the relations' values
+    must_solve: ClassVar[tuple] = ()   # branches the network must be solvable in, checked at compile time
+
+    def unsolvable(self, err):
+        """The error when the network is singular in one of ``must_solve``."""
+        return err
+
+    def committed(self, state, values) -> list:
+        return [1.0 if state == self.on_when_positive else 0.0]
+
+    def changes(self, before, after) -> list:
+        """Events to log between two committed states: ``[(kind, from, to)]``."""
+        return [("mode", self.mode_names[before], self.mode_names[after])] if before != after else []
+
+    def branch_name(self, branch) -> str:
+        return "on" if branch else "off"
 
 
 @dataclass
@@ -160,8 +316,10 @@ class _Nonlinear:
     rows: list
     cols: list           # global unknown indices, None for a reference potential
     inputs: list         # global input slots
-    fn: Callable         # (z_local, u_local, t) -> (residual, d residual / d z_local)
+    fn: Callable         # (z_local, u_local, t[, branch]) -> (residual, d residual / d z_local)
     name: str
+    switch: int | None = None   # a moded term: the index of its element among the switches
+    value: Callable | None = None   # the residual alone, of sequences of floats (explicit evaluation)
 
 
 @dataclass
@@ -169,19 +327,25 @@ class _Switch:
     element: Element
     cols: list
     inputs: list
-    on: list = field(default_factory=list)    # (row, col, coef) when on
-    off: list = field(default_factory=list)   # when off
+    coefs: dict = field(default_factory=dict)   # branch -> [(row, col, coef)] that hold in it
 
 
 class Stamp:
     """What an element sees while it writes its equations: handles of its unknowns,
     node rows and inputs, and the stamping calls. Handles of a reference potential are
-    None and every call ignores them (their value is 0)."""
+    None and every call ignores them (their value is 0).
 
-    def __init__(self, net: "_Assembly", el: Element, pin_vars: dict, pin_rows: dict, unknowns: dict,
-                 inputs: dict):
+    Mechanical elements write through pins whose node may be rigidly tied to another
+    (``Element.ties``): ``position``/``speed`` give a pin's motion as a :class:`Lin` of its
+    group's unknowns, ``push`` adds a force into the group's balance weighted by the pin's
+    lever factor (virtual work: a gear of ratio r passes r times the force)."""
+
+    def __init__(self, net: "_Assembly", el: Element, pin_at: dict, unknowns: dict, inputs: dict):
         self._net, self.element = net, el
-        self._pin_vars, self._pin_rows, self._unknowns, self._inputs = pin_vars, pin_rows, unknowns, inputs
+        self._pin_at = pin_at       # pin -> (column, balance row, k, d): pos(pin) = k*z[column] + d
+        self._pin_vars = {pin: at[0] for pin, at in pin_at.items()}
+        self._pin_rows = {pin: at[1] for pin, at in pin_at.items()}
+        self._unknowns, self._inputs = unknowns, inputs
         self._switch = _Switch(el, [], []) if el.switching else None
         if self._switch is not None:
             net.switches.append(self._switch)
@@ -190,6 +354,50 @@ class Stamp:
     def v(self, pin):
         """The across variable (potential, temperature) at ``pin``."""
         return self._pin_vars[pin]
+
+    # mechanical pins
+    def position(self, pin) -> Lin:
+        col, _, k, d = self._pin_at[pin]
+        return Lin({col: k} if col is not None else {}, d)
+
+    def speed(self, pin) -> Lin:
+        """The pin's speed: its group's speed unknown (made on first use, with the row
+        ``der(position) = speed``), so only nodes whose speed is read have one."""
+        col, _, k, _ = self._pin_at[pin]
+        return Lin({self._net.speed_of(col): k} if col is not None else {})
+
+    def put(self, row, lin=None, dt=None, weight=1.0):
+        """Add ``weight*(lin + der(dt))`` to ``row`` (``lin``'s constant into the source
+        terms; ``dt``'s constant has no derivative)."""
+        if row is None:
+            return
+        for col, coef in (lin.items() if lin is not None else ()):
+            self.add(row, col, weight * coef)
+        if lin is not None and lin.const:
+            self._net.c0.append((row, weight * lin.const))
+        for col, coef in (dt.items() if dt is not None else ()):
+            self.add_dt(row, col, weight * coef)
+
+    def push(self, pin, lin=None, dt=None):
+        """The through variable (MSL's ``flange.f``: the cut force on the element) at a
+        mechanical ``pin`` is ``lin + der(dt)``."""
+        _, row, k, _ = self._pin_at[pin]
+        self.put(row, lin, dt, k)
+
+    def push_source(self, pin, coef=1.0, **value):
+        """``flange.f`` at ``pin`` is ``coef`` times a source value (see ``source``)."""
+        _, row, k, _ = self._pin_at[pin]
+        self.source(row, k * coef, **value)
+
+    def pin_weight(self, pin):
+        """``(balance row, k)`` of a mechanical pin (a non-linear force enters the row times k)."""
+        _, row, k, _ = self._pin_at[pin]
+        return row, k
+
+    def needs_rate(self, name):
+        """The element's output needs its signal input's exact time derivative (a speed
+        source: its flange's acceleration), see ``DaeIsland.rate_inputs``."""
+        self._net.rate_inputs.add(self._inputs[name])
 
     def x(self, name):
         """The element's own unknown ``name``."""
@@ -253,28 +461,63 @@ class Stamp:
         self.source(self._pin_rows[p], coef, **kw)
         self.source(self._pin_rows[n], -coef, **kw)
 
-    def nonlinear(self, rows, cols, fn, inputs=()):
+    def nonlinear(self, rows, cols, fn, inputs=(), moded=False, value=None):
         """Rows ``rows`` get ``fn(z[cols], u[inputs], t)[0]``; ``fn`` also returns the
-        Jacobian with respect to ``z[cols]`` (rows x cols)."""
-        self._net.nonlinear.append(_Nonlinear(list(rows), list(cols), list(inputs), fn, self.element.name))
+        Jacobian with respect to ``z[cols]`` (rows x cols), or a function giving it when
+        asked (a law that only has a difference Jacobian). ``moded``: ``fn`` takes the
+        element's branch as a fourth argument (a switching element). ``value``: the same
+        residual alone, taking lists of floats (the fast evaluation of a term of the
+        states)."""
+        switch = None
+        if moded:
+            if self._switch is None:
+                raise TypeError("a moded non-linear term needs a switching element")
+            switch = self._net.switches.index(self._switch)
+        if value is None:
+            def value(z, u, t, *branch):
+                return fn(np.array(z, dtype=float), np.array(u, dtype=float), t, *branch)[0]
+        self._net.nonlinear.append(_Nonlinear(list(rows), list(cols), list(inputs), fn, self.element.name, switch,
+                                              value))
+
+    def acceleration(self, pin) -> Lin:
+        """The pin's acceleration: an unknown of its group (made on first use, with the row
+        ``der(speed) = acceleration``)."""
+        col, _, k, _ = self._pin_at[pin]
+        return Lin({self._net.acceleration_of(self._net.speed_of(col)): k} if col is not None else {})
 
     def switched(self, row, col, *, on, off):
-        """A coefficient that depends on the element's mode."""
+        """A coefficient that depends on a Boolean mode."""
+        self.moded(row, col, {True: on, False: off})
+
+    def moded(self, row, col, coefs: dict):
+        """A coefficient that depends on the element's branch: ``coefs`` branch -> value
+        (0 in a branch it does not name)."""
         if self._switch is None:
-            raise TypeError("switched() needs a switching element")
+            raise TypeError("moded() needs a switching element")
         if row is not None and col is not None:
-            self._switch.on.append((row, col, float(on)))
-            self._switch.off.append((row, col, float(off)))
+            for branch, coef in coefs.items():
+                self._switch.coefs.setdefault(branch, []).append((row, col, float(coef)))
 
     def watch(self, cols, inputs=()):
         """The unknowns/inputs the element's relation reads (a switching element)."""
         self._switch.cols, self._switch.inputs = list(cols), list(inputs)
 
-    def start(self, terms, value):
-        """An initial condition ``sum(coef * z[col]) = value``."""
-        terms = [(c, k) for c, k in terms if c is not None]
+    def start(self, terms, value, rank=0):
+        """An initial condition ``sum(coef * z[col]) = value`` (``terms`` may be a :class:`Lin`:
+        ``lin = value``). ``rank`` 0 fixes it (MSL's ``fixed = true``: checked against the
+        others, ignored with a warning when it contradicts them); a higher rank makes it a
+        start value (MSL's ``start`` without ``fixed``), used, lower ranks first, only where
+        the fixed ones leave a state free (a body's default position 0, a damper's
+        ``s_rel = 0`` that places a massless node behind it)."""
+        implied = 0.0
+        if isinstance(terms, Lin):
+            terms, implied = terms.items(), terms.const
+        terms = [(c, k) for c, k in terms if c is not None and k != 0.0]
         if terms:
-            self._net.starts.append((terms, float(value), self.element.name))
+            self._net.starts.append((terms, float(value) - implied, self.element.name, rank))
+        elif rank == 0 and abs(value - implied) > 1e-9 * max(1.0, abs(value)):
+            # a fixed flange (or the reference) holds it elsewhere
+            self._net.held_starts.append((self.element.name, float(value), implied))
 
 
 # ----------------------------------------------------------------------------- shared laws
@@ -316,8 +559,34 @@ class _Assembly:
     def __init__(self):
         self.A, self.E, self.B, self.c0, self.functions = [], [], [], [], []
         self.nonlinear, self.switches, self.starts = [], [], []
+        self.held_starts = []    # fixed starts of unknowns the reference holds: (owner, value, held value)
         self.row_owner = []      # per row: the elements it belongs to (a balance row: those at the node)
         self.col_names = []
+        self.speeds = {}         # position column -> its speed column (mechanical nodes whose speed is read)
+        self.accelerations = {}  # speed column -> its acceleration column (where one is read)
+        self.speed_owner = {}
+        self.node_owners = {}    # a node's column -> the elements at the node
+        self.rate_inputs = set()
+
+    def acceleration_of(self, speed) -> int:
+        acceleration = self.accelerations.get(speed)
+        if acceleration is None:
+            acceleration = self.accelerations[speed] = self.new_col(self.col_names[speed][:-len(".speed")] +
+                                                                     ".acceleration")
+            row = self.new_row(self.speed_owner[speed])
+            self.E.append((row, speed, 1.0))
+            self.A.append((row, acceleration, -1.0))
+        return acceleration
+
+    def speed_of(self, col) -> int:
+        speed = self.speeds.get(col)
+        if speed is None:
+            speed = self.speeds[col] = self.new_col(self.col_names[col] + ".speed")
+            self.speed_owner[speed] = self.node_owners.get(col, ())
+            row = self.new_row(self.node_owners.get(col, ()))
+            self.E.append((row, col, 1.0))
+            self.A.append((row, speed, -1.0))
+        return speed
 
     def new_row(self, owners: tuple) -> int:
         self.row_owner.append(owners)
@@ -356,13 +625,44 @@ def _node_label(members: list) -> str:
     return "node {" + ", ".join(sorted(members)[:4]) + (", ..." if len(members) > 4 else "") + "}"
 
 
+GROUND = "#ground"     # the reference of the affine ties (potential 0, a Fixed flange's frame)
+
+
+def _tie_nodes(elements: list, node_of: dict, nodes) -> AffineUnionFind:
+    """Nodes joined by rigid ties (``Element.ties``; a Ground pin is tied to 0 V) as affine
+    aliases: every node is ``k*root + d``. Ties between nodes come first, then those to the
+    ground, so that a conflict is reported against the element that fixes a node."""
+    ties = AffineUnionFind(GROUND)
+    for node in nodes:
+        ties.add(node)
+    between = [(el, x, y, r, w) for el in elements for x, y, r, w in el.ties() if x is not None]
+    fixed = [(el, None, y, r, w) for el in elements for x, y, r, w in el.ties() if x is None]
+    fixed += [(el, None, el.pins[0], 1.0, 0.0) for el in elements if el.ground]
+    for el, x, y, ratio, offset in between + fixed:
+        if ties.link(GROUND if x is None else node_of[f"{el.name}.{x}"], node_of[f"{el.name}.{y}"],
+                     ratio, offset):
+            continue
+        if x is None:
+            raise SimulationError("conflicting_fixed", f"{el.name}: fixes a node that is already held at another "
+                                  "position", block=el.name)
+        raise SimulationError("inconsistent_rigid_connection", f"{el.name}: closes a loop of rigid ties (gears, "
+                              "levers, rods, bodies) whose ratios or offsets disagree: the mechanism is locked or "
+                              "cannot be assembled", block=el.name)
+    return ties
+
+
 def _compile(elements: list, node_of: dict, pin_domains: dict) -> "DaeIsland":
     asm = _Assembly()
     node_pins: dict = {}
     for el in elements:
         for pin in el.pins:
             node_pins.setdefault(node_of[f"{el.name}.{pin}"], []).append(f"{el.name}.{pin}")
-    grounded = {node_of[f"{el.name}.{el.pins[0]}"] for el in elements if el.ground}
+    ties = _tie_nodes(elements, node_of, node_pins)
+    reference = ties.find(GROUND)
+    groups: dict = {}
+    for node in sorted(node_pins):
+        groups.setdefault(ties.find(node), []).append(node)
+    grounded = set(groups.get(reference, ()))
     domains_here = {pin_domains[p] for ps in node_pins.values() for p in ps}
     if any(DOMAINS[d].grounded for d in domains_here):
         electrical_nodes = [r for r, ps in node_pins.items() if pin_domains[ps[0]] == "electrical"]
@@ -371,20 +671,25 @@ def _compile(elements: list, node_of: dict, pin_domains: dict) -> "DaeIsland":
             raise DiagramError("no_ground", "the circuit of " + ", ".join(blocks[:6])
                                + (", ..." if len(blocks) > 6 else "") + " has no Ground: its potentials are "
                                "undetermined (add a Ground block)", block=blocks[0])
-    node_var, node_row = {}, {}
-    for root in sorted(node_pins):
-        if root in grounded:
-            node_var[root] = node_row[root] = None
+    node_at = {}     # node -> (column, balance row, k, d): its across variable is k*z[column] + d
+    for root, members in sorted(groups.items(), key=lambda item: item[1][0]):
+        if root == reference:
+            for node in members:
+                node_at[node] = (None, None, 0.0, ties.rel(node)[2])
             continue
-        label = _node_label(node_pins[root])
-        node_var[root] = asm.new_col(label)
-        node_row[root] = asm.new_row(tuple(sorted({p.split(".")[0] for p in node_pins[root]})))
+        pins = [p for node in members for p in node_pins[node]]
+        col = asm.new_col(_node_label(pins))
+        owners = tuple(sorted({p.split(".")[0] for p in pins}))
+        row = asm.new_row(owners)
+        asm.node_owners[col] = owners
+        for node in members:
+            _, k, d = ties.rel(node)
+            node_at[node] = (col, row, k, d)
     n_inputs = 0
     input_names, input_slots = [], {}
-    handles = {}       # element -> (pin -> potential column, unknown -> column), for the probes
+    handles = {}       # element -> (pin -> (column, row, k, d), unknown -> column), for the probes
     for el in elements:
-        pin_vars = {pin: node_var[node_of[f"{el.name}.{pin}"]] for pin in el.pins}
-        pin_rows = {pin: node_row[node_of[f"{el.name}.{pin}"]] for pin in el.pins}
+        pin_at = {pin: node_at[node_of[f"{el.name}.{pin}"]] for pin in el.pins}
         unknowns = {u: asm.new_col(f"{el.name}.{u}") for u in el.unknowns}
         inputs = {}
         for name in el.inputs:
@@ -392,19 +697,78 @@ def _compile(elements: list, node_of: dict, pin_domains: dict) -> "DaeIsland":
             input_names.append(f"{el.name}.{name}")
             input_slots[el.name] = input_slots.get(el.name, n_inputs)
             n_inputs += 1
-        handles[el.name] = (pin_vars, unknowns)
-        el.stamp(Stamp(asm, el, pin_vars, pin_rows, unknowns, inputs))
-    return DaeIsland(asm, elements, input_names, input_slots, handles)
+        handles[el.name] = (pin_at, unknowns)
+        el.stamp(Stamp(asm, el, pin_at, unknowns, inputs))
+    return DaeIsland(asm, elements, input_names, input_slots, handles, domains_here)
 
 
 # ----------------------------------------------------------------------------- the island
+
+class _View:
+    """What a switching element reads while the island evaluates its relations or iterates
+    its modes: the time, states ``x``, the network's solution ``z`` (in the branches being
+    tried), the inputs; ``initial`` (Modelica's ``initial()``), ``switched`` (its branch
+    changed in this event iteration) and ``tie`` (the tolerance of a relation at 0)."""
+
+    __slots__ = ("island", "index", "t", "x", "_z", "_floats", "_states", "initial", "switched")
+
+    def __init__(self, island, index, t, x, z, initial, switched, states=None):
+        self.island, self.index, self.t, self.x = island, index, t, x
+        self._z, self._floats, self._states = z, None, states
+        self.initial, self.switched = initial, switched
+
+    def at(self, z):
+        self._z, self._floats = z, None
+
+    @property
+    def z(self):
+        """The network's solution (solved on first use when the view was made without it)."""
+        if self._z is None:
+            self._z = self.island.solve(self.t, self.x)
+        return self._z
+
+    @property
+    def tie(self) -> float:
+        return TIE_TOLERANCE * (1.0 + float(np.max(np.abs(self.z), initial=0.0)))
+
+    def watched(self):
+        """The arguments of a Boolean element's ``relation``: the unknowns and inputs it
+        watches (``Stamp.watch``; a reference potential reads 0)."""
+        cols, inputs = self.island._watch[self.index]
+        u = self.island.inputs
+        z = np.append(self.z, 0.0) if self.island._relation_pad else self.z
+        return z[cols], (u[inputs] if inputs is not None else u[:0])
+
+    def value(self, lin) -> float:
+        """``lin`` at the solution; one of the states alone is read from them (no solve)."""
+        if self._states is not None:
+            terms = lin.of_states
+            if terms is None:
+                terms = lin.of_states = self.island.state_terms(lin)
+            if terms is not False:
+                value = lin.const
+                for k, coef in terms:
+                    value += coef * self._states[k]
+                return float(value)
+        if self._floats is None:
+            self._floats = self.z.tolist()
+        return lin.at(self._floats)
+
+    def input(self, slot) -> float:
+        return float(self.island.inputs[slot])
+
 
 class DaeIsland:
     """One island as a hybrid system (``engine.hybrid``): states ``w1``, derivative, event
     functions of the switching elements, event iteration, probes for sensors."""
 
-    def __init__(self, asm: _Assembly, elements: list, input_names: list, input_slots: dict, handles: dict):
+    def __init__(self, asm: _Assembly, elements: list, input_names: list, input_slots: dict, handles: dict,
+                 domains=("electrical",)):
         n, m = len(asm.col_names), len(asm.row_owner)
+        self._singular_causes = "; ".join(dict.fromkeys(DOMAINS[d].singular for d in sorted(domains)))
+        self._over_started = "; ".join(dict.fromkeys(DOMAINS[d].over_started for d in sorted(domains)))
+        self._singular_code, self._unsolvable_code = next(DOMAINS[d].codes for d in DOMAINS if d in domains)
+        self._motion_sources = {el.name for el in elements if el.prescribes_motion}
         self.element_names = [el.name for el in elements]
         self.label = "island {" + ", ".join(self.element_names[:4]) + (", ..." if len(elements) > 4 else "") + "}"
         self._handles = handles
@@ -414,11 +778,12 @@ class DaeIsland:
         self.inputs = np.zeros(len(input_names))
         # inputs whose exact time derivative the island needs (a signal-driven source in an
         # index-2 place): the engine keeps ``input_rates`` equal to it (engine.rates)
-        self.rate_inputs = frozenset()
+        self.rate_inputs = frozenset(asm.rate_inputs)
         self.input_rates = np.zeros(len(input_names))
         self._rates_declared = False
         self.events: list = []
         self._col_names, self._row_owner = asm.col_names, asm.row_owner
+        self._speeds = asm.speeds
         self._check_structure(asm, n, m)
         self.E = _dense(asm.E, n, n)
         self.A0 = _dense(asm.A, n, n)
@@ -429,30 +794,64 @@ class DaeIsland:
         self._functions = asm.functions
         self._nonlinear = asm.nonlinear
         self._switches = asm.switches
-        self.modes = tuple(False for _ in self._switches)
+        self._elements = [sw.element for sw in self._switches]
+        # the committed discrete states and the branches they select (set by initialize)
+        self.states = [el.branches[-1] for el in self._elements]
+        self.modes = tuple(self.states)
         # each switch's relation and its arguments' indices (column n: a reference
         # potential's 0, appended to z when one is read), picked by one indexing each
         self._relation_pad = any(c is None for sw in self._switches for c in sw.cols)
-        self._relation_args = [(sw.element.relation, np.array([n if c is None else c for c in sw.cols], dtype=int),
-                                np.array(sw.inputs, dtype=int) if sw.inputs else None) for sw in self._switches]
-        for values in (self.E, self.A0, self.B, self.c0):
+        self._watch = [(np.array([n if c is None else c for c in sw.cols], dtype=int),
+                        np.array(sw.inputs, dtype=int) if sw.inputs else None) for sw in self._switches]
+        for what, values in (("capacitance, inductance or mass", self.E),
+                             ("conductance, stiffness or damping", self.A0), ("input gain", self.B),
+                             ("constant source", self.c0)):
             if not np.all(np.isfinite(values)):
-                raise SimulationError("non_finite_state", f"{self.label}: a coefficient of the network is not "
+                raise SimulationError("non_finite_state", f"{self.label}: a {what} coefficient of the network is not "
                                       "finite (parameters so large that their products overflow)")
-        # condensation: E = U diag(sigma) V^T
-        U, sigma, Vt = np.linalg.svd(self.E) if n else (np.zeros((0, 0)), np.zeros(0), np.zeros((0, 0)))
-        tol = (sigma[0] if sigma.size else 0.0) * max(n, 1) * 1e-13
-        r = int(np.sum(sigma > tol))
-        self.n_states = r
-        self._U1t, self._U2t = U[:, :r].T.copy(), U[:, r:].T.copy()
-        self._V1, self._V2 = Vt[:r].T.copy(), Vt[r:].T.copy()
-        self._sigma_inv = 1.0 / sigma[:r]
+        self._condense(n)
+        r = self.n_states
+        # non-linear terms of the states (and inputs, time) alone are evaluated explicitly
+        # with the source terms: only the others need Newton's method
+        states = set(self.state_columns.tolist()) if self.state_columns is not None else set()
+        explicit = [all(c is None or c in states for c in term.cols) for term in self._nonlinear]
+        self._explicit = [term for term, yes in zip(self._nonlinear, explicit) if yes]
+        self._implicit = [term for term, yes in zip(self._nonlinear, explicit) if not yes]
+        self._prepare_explicit()
         self._linear_cache: dict = {}
         self._w2_guess = np.zeros(n - r)
         self._solve_cache = (None, None, None)
-        self._starts = asm.starts
+        self._starts, self._held_starts = asm.starts, asm.held_starts
         self.x0 = self._initial_state(asm.starts)
         self.warnings: list = []
+
+    def _condense(self, n):
+        """``E = U1 R V1^T`` with orthonormal ``[U1 U2]``, ``[V1 V2]`` and a regular ``R``; the
+        states are ``w1 = V1^T z``. When the unknowns that ``E`` differentiates are
+        independent (positions and speeds of masses, a capacitor's potential to ground)
+        they are the states themselves (``V1`` selects them, in column order); otherwise
+        ``E = U diag(sigma) V^T`` (SVD) gives the states as combinations."""
+        E = self.E
+        differentiated = np.flatnonzero(np.any(E != 0.0, axis=0))
+        columns = E[:, differentiated]
+        U, sigma, Wt = np.linalg.svd(columns) if n else (np.zeros((0, 0)), np.zeros(0), np.zeros((0, 0)))
+        # independent whatever their scales (a mass of 1e-300 beside the 1 of der(s) = v)
+        scaled = np.linalg.svd(columns / np.abs(columns).max(axis=0), compute_uv=False) if n else np.zeros(0)
+        if scaled.size and scaled[-1] > scaled[0] * max(n, 1) * 1e-13:
+            identity = np.eye(n)
+            self._V1 = identity[:, differentiated].copy()
+            self._V2 = np.delete(identity, differentiated, axis=1)
+            r = differentiated.size
+            self._R_inv = Wt.T / sigma[None, :r]
+            self.state_columns = differentiated
+        else:
+            U, sigma, Vt = np.linalg.svd(E)
+            r = int(np.sum(sigma > (sigma[0] if sigma.size else 0.0) * max(n, 1) * 1e-13))
+            self._V1, self._V2 = Vt[:r].T.copy(), Vt[r:].T.copy()
+            self._R_inv = np.diag(1.0 / sigma[:r])
+            self.state_columns = None
+        self.n_states = r
+        self._U1t, self._U2t = U[:, :r].T.copy(), U[:, r:].T.copy()
 
     # -- structure ------------------------------------------------------------------------
     def _check_structure(self, asm, n, m):
@@ -460,7 +859,7 @@ class DaeIsland:
             return
         entries = set((r, c) for r, c, _ in asm.A) | set((r, c) for r, c, _ in asm.E)
         for sw in asm.switches:
-            entries |= set((r, c) for r, c, _ in sw.on + sw.off)
+            entries |= set((r, c) for coefs in sw.coefs.values() for r, c, _ in coefs)
         for nl in asm.nonlinear:
             entries |= set((r, c) for r in nl.rows for c in nl.cols if r is not None and c is not None)
         if m != n:
@@ -474,10 +873,13 @@ class DaeIsland:
 
     def _structural_error(self, rows, why):
         blocks = sorted({name for r in (rows or range(len(self._row_owner))) for name in self._row_owner[r]})
-        raise DiagramError("singular_circuit", f"{self.label}: the network equations are structurally singular "
-                           f"({why or 'conflicting equations'}): look for a loop of voltage "
-                           "sources, a cut-set of current sources, an op-amp without feedback or a floating node; "
-                           "blocks involved: " + ", ".join(blocks[:8]) + (", ..." if len(blocks) > 8 else ""),
+        if rows and set(blocks) <= self._motion_sources:
+            raise DiagramError("conflicting_prescribed_motion", f"{self.label}: conflicting prescribed motion "
+                               f"({', '.join(blocks)}): two motion sources on one node, or one on a fixed flange",
+                               block=blocks[0])
+        raise DiagramError(self._singular_code, f"{self.label}: the network equations are structurally singular "
+                           f"({why or 'conflicting equations'}): look for {self._singular_causes} or a floating "
+                           "node; blocks involved: " + ", ".join(blocks[:8]) + (", ..." if len(blocks) > 8 else ""),
                            block=blocks[0] if blocks else None)
 
     def eliminate_now(self):
@@ -488,27 +890,36 @@ class DaeIsland:
         if not self._switches:
             self._linear(self.modes)
         else:
-            for modes in {tuple(True for _ in self._switches), tuple(False for _ in self._switches)}:
+            for modes in self._extreme_modes():
                 try:
                     self._linear(modes)
                 except SimulationError:     # a mode the network may never be in
                     pass
+            first = tuple(el.branches[0] for el in self._elements)
+            for k, el in enumerate(self._elements):
+                for branch in el.must_solve:
+                    try:
+                        self._linear(first[:k] + (branch,) + first[k + 1:])
+                    except SimulationError as err:
+                        raise el.unsolvable(err) from None
         self._rates_declared = True
+
+    def _extreme_modes(self) -> set:
+        """Every switch in its first branch, and every one in its second (all on, all off)."""
+        return {tuple(el.branches[k] for el in self._elements) for k in (0, 1)}
 
     # -- pieces of the equations -----------------------------------------------------------
     def _A(self, modes):
         A = self.A0.copy()
-        for sw, on in zip(self._switches, modes):
-            for row, col, coef in (sw.on if on else sw.off):
+        for sw, branch in zip(self._switches, modes):
+            for row, col, coef in sw.coefs.get(branch, ()):
                 A[row, col] += coef
         return A
 
     def _c(self, t, u):
-        c = self.c0.copy()
+        c = self.c0 + self.B @ u if u.size else self.c0.copy()
         for row, coef, fn in self._functions:
             c[row] += coef * fn(t)
-        if u.size:
-            c += self.B @ u
         return c
 
     def _c_rate(self, t):
@@ -521,15 +932,20 @@ class DaeIsland:
             rate += self.B @ self.input_rates
         return rate
 
-    def _nl(self, z, u, t, jacobian):
-        """Non-linear residual (n) and, if asked, its Jacobian (n x n)."""
+    def _nl(self, z, u, t, jacobian, modes, terms=None):
+        """Non-linear residual (n) and, if asked, its Jacobian (n x n), of ``terms`` (all)."""
         n = self.n_unknowns
         res = np.zeros(n)
         jac = np.zeros((n, n)) if jacobian else None
-        for term in self._nonlinear:
+        for term in (self._nonlinear if terms is None else terms):
             zl = np.array([z[c] if c is not None else 0.0 for c in term.cols])
             ul = u[term.inputs] if term.inputs else u[:0]
-            val, d = term.fn(zl, ul, t)
+            if term.switch is None:
+                val, d = term.fn(zl, ul, t)
+            else:
+                val, d = term.fn(zl, ul, t, modes[term.switch])
+            if jacobian and callable(d):     # a law without an analytic Jacobian gives it on demand
+                d = d()
             for i, row in enumerate(term.rows):
                 if row is None:
                     continue
@@ -554,20 +970,22 @@ class DaeIsland:
         if hit is not None:
             return hit
         A = self._A(modes)
-        if self._nonlinear:     # Newton solves the algebraic part at each evaluation
+        if self._implicit:     # Newton solves the algebraic part at each evaluation
             entry = _Eliminated(A)
         else:
             entry = self._eliminate(A, modes)
-            if entry.constraint is None and not self._functions and not self.inputs.size:
+            if entry.constraint is None and not self._functions and not self.inputs.size and not self._nonlinear:
                 # c is c0 at every evaluation: its products once (the same arithmetic)
                 entry.L_c0, entry.Zc_c0 = entry.L @ self.c0, entry.Zc @ self.c0
+            elif entry.constraint is None and self.n_states <= FLOAT_STATES:
+                entry.float_rows = self._float_rows(entry)
         if len(self._linear_cache) > 1024:
             self._linear_cache.clear()
         self._linear_cache[modes] = entry
         return entry
 
     def _eliminate(self, A, modes) -> "_Eliminated":
-        U1t, U2t, V1, V2, sinv = self._U1t, self._U2t, self._V1, self._V2, self._sigma_inv
+        U1t, U2t, V1, V2, Rinv = self._U1t, self._U2t, self._V1, self._V2, self._R_inv
         n, r = self.n_unknowns, self.n_states
         q = n - r
         A11, A12, A21, A22 = U1t @ A @ V1, U1t @ A @ V2, U2t @ A @ V1, U2t @ A @ V2
@@ -586,22 +1004,21 @@ class DaeIsland:
                 a_c = -(P1t @ U2t) / sv[:rho, None]
                 G = Nt @ A21
                 if np.linalg.matrix_rank(G, tol=1e-10 * max(1.0, float(np.abs(G).max(initial=0.0)))) < q - rho:
-                    self._singular(Kn, modes, "a loop of voltage sources, a cut-set of current sources, an op-amp "
-                                   "without feedback or a floating part")
-                GS = G * sinv[None, :]                       # G S^-1
+                    self._singular(Kn, modes, f"{self._singular_causes} or a floating part")
+                GS = G @ Rinv                                # G R^-1
                 M = GS @ A12 @ Kn
                 if np.linalg.cond(M) > 1e12:
                     self._singular(Kn, modes, "a constraint of index higher than 2")
                 m_lu = scipy.linalg.lu_factor(M)
-                # G w1' = -N c2'  with  S w1' = -(A11 w1 + A12 (Q1 a + Kn y) + U1^T c)
+                # G w1' = -N c2'  with  R w1' = -(A11 w1 + A12 (Q1 a + Kn y) + U1^T c)
                 y_w = scipy.linalg.lu_solve(m_lu, -GS @ (A11 + A12 @ Q1 @ a_w))
                 y_c = scipy.linalg.lu_solve(m_lu, -GS @ (U1t + A12 @ Q1 @ a_c))
                 y_d = scipy.linalg.lu_solve(m_lu, Nt @ U2t)
                 W21, W2c, W2d = Q1 @ a_w + Kn @ y_w, Q1 @ a_c + Kn @ y_c, Kn @ y_d
                 constraint = (G, Nt @ U2t)
         entry = _Eliminated(A, Z1=V1 + V2 @ W21, Zc=V2 @ W2c, Zd=V2 @ W2d,
-                            K=-(sinv[:, None] * (A11 + A12 @ W21)), L=-(sinv[:, None] * (U1t + A12 @ W2c)),
-                            Ld=-(sinv[:, None] * (A12 @ W2d)), constraint=constraint)
+                            K=-(Rinv @ (A11 + A12 @ W21)), L=-(Rinv @ (U1t + A12 @ W2c)),
+                            Ld=-(Rinv @ (A12 @ W2d)), constraint=constraint)
         if constraint is not None:
             needs = np.abs(np.vstack((entry.Ld, entry.Zd)) @ self.B).max(axis=0, initial=0.0) > 1e-12
             new = set(int(k) for k in np.nonzero(needs)[0]) - self.rate_inputs
@@ -619,35 +1036,72 @@ class DaeIsland:
         return entry
 
     def _mode_text(self, modes) -> str:
-        return ", ".join(f"{sw.element.name} {'on' if on else 'off'}" for sw, on in zip(self._switches, modes))
+        return ", ".join(f"{el.name} {el.branch_name(branch)}" for el, branch in zip(self._elements, modes))
 
     def _singular(self, null_directions, modes, what):
         z = self._V2 @ null_directions[:, 0]
         cols = [k for k in np.argsort(-np.abs(z))[:6] if abs(z[k]) > 1e-6 * max(1e-300, np.abs(z).max())]
         names = ", ".join(self._col_names[k] for k in cols)
         states = self._mode_text(modes)
-        raise SimulationError("singular_circuit", f"{self.label}: the network equations are singular ({names} "
+        raise SimulationError(self._singular_code, f"{self.label}: the network equations are singular ({names} "
                               f"undetermined{'; modes: ' + states if states else ''}): {what}",
                               block=names.split(".")[0].split("{")[-1] if names else None)
 
     # -- solving ----------------------------------------------------------------------------
-    def solve(self, t, w1, u=None):
-        """All unknowns ``z`` at time ``t`` for states ``w1``."""
+    def solve(self, t, w1, u=None, modes=None):
+        """All unknowns ``z`` at time ``t`` for states ``w1`` (in the committed modes, or
+        ``modes``)."""
         u = self.inputs if u is None else u
-        key = (t, w1.tobytes(), u.tobytes(), self.input_rates.tobytes(), self.modes)
+        modes = self.modes if modes is None else modes
+        key = (t, w1.tobytes(), u.tobytes(), self.input_rates.tobytes(), modes)
         cached = self._solve_cache
         if cached[0] == key:
             return cached[1]
         c = self._c(t, u)
-        if not self._nonlinear:
-            lin = self._linear(self.modes)
+        if not self._implicit:
+            lin = self._linear(modes)
+            if self._explicit:
+                c = self._with_explicit(c, w1, u, t, modes)
             z = lin.Z1 @ w1 + (lin.Zc @ c if lin.Zc_c0 is None else lin.Zc_c0)
             if lin.constraint is not None:
                 z = z + lin.Zd @ self._c_rate(t)
         else:
-            z = self._newton(t, w1, u, c)
+            z = self._newton(t, w1, u, c, modes)
         self._solve_cache = (key, z, c)
         return z
+
+    def _prepare_explicit(self):
+        """The explicit terms' columns as indices of the states (``n_states``: a reference
+        potential's 0, appended), their rows gathered in one vector (``_explicit_rows``)."""
+        columns = self.state_columns if self.state_columns is not None else ()
+        index = {int(c): k for k, c in enumerate(columns)}
+        rows = sorted({row for term in self._explicit for row in term.rows if row is not None})
+        at = {row: k for k, row in enumerate(rows)}
+        self._explicit_rows = np.array(rows, dtype=int)
+        self._explicit_pad = any(c is None for term in self._explicit for c in term.cols)
+        self._explicit_plan = [(term.value, [self.n_states if c is None else index[c] for c in term.cols],
+                                term.inputs, term.switch, [(at[row], k) for k, row in enumerate(term.rows)
+                                                           if row is not None]) for term in self._explicit]
+
+    def _explicit_values(self, w, inputs, t, modes) -> list:
+        """The explicit terms' residuals on ``_explicit_rows`` at states ``w`` and inputs
+        ``inputs`` (lists of floats)."""
+        if self._explicit_pad:
+            w = w + [0.0]
+        values = [0.0] * len(self._explicit_rows)
+        for value, cols, slots, switch, places in self._explicit_plan:
+            z = [w[k] for k in cols]
+            ul = [inputs[k] for k in slots]
+            residual = value(z, ul, t) if switch is None else value(z, ul, t, modes[switch])
+            for k, i in places:
+                values[k] += residual[i]
+        return values
+
+    def _with_explicit(self, c, w1, u, t, modes):
+        """``c`` plus the non-linear terms of the states alone, at states ``w1``."""
+        c = c.copy()
+        c[self._explicit_rows] += self._explicit_values(w1.tolist(), u.tolist(), t, modes)
+        return c
 
     def solve_rows(self, times, states) -> np.ndarray:
         """``solve`` at each ``(times[k], states[k])`` of a linear island without switches,
@@ -664,96 +1118,192 @@ class DaeIsland:
             z = z + (lin.Zd @ rates[:, :, None])[:, :, 0]
         return z
 
-    def _newton(self, t, w1, u, c):
-        A = self._linear(self.modes).A
+    def _newton(self, t, w1, u, c, modes):
+        A = self._linear(modes).A
         U2t, V1, V2 = self._U2t, self._V1, self._V2
         base = V1 @ w1
         w2 = self._w2_guess.copy()
 
         def residual(w2):
             z = base + V2 @ w2
-            return U2t @ (A @ z + c + self._nl(z, u, t, False)[0])
+            return U2t @ (A @ z + c + self._nl(z, u, t, False, modes)[0])
 
         def jacobian(w2):
-            return U2t @ (A + self._nl(base + V2 @ w2, u, t, True)[1]) @ V2
+            return U2t @ (A + self._nl(base + V2 @ w2, u, t, True, modes)[1]) @ V2
 
         if w2.size:
             result = roots.newton(residual, w2, jacobian=jacobian, tol=NEWTON_TOL, max_iterations=NEWTON_MAX,
                                   halvings=30)
             if not result.converged:
-                raise SimulationError("circuit_unsolvable", f"{self.label}: Newton's method did not converge at "
+                raise SimulationError(self._unsolvable_code, f"{self.label}: Newton's method did not converge at "
                                       f"t = {t:.9g} (the non-linear network has no solution near the last one)")
             w2 = result.z
         z = base + V2 @ w2
-        nl, _ = self._nl(z, u, t, False)
+        nl, _ = self._nl(z, u, t, False, modes)
         res = U2t @ (A @ z + c + nl)
         if res.size and not float(np.max(np.abs(res))) <= 1e-8 * (1.0 + float(np.max(np.abs(c))) +
                                                                   float(np.max(np.abs(A @ z)))):
-            raise SimulationError("circuit_unsolvable", f"{self.label}: no solution of the non-linear network at "
+            raise SimulationError(self._unsolvable_code, f"{self.label}: no solution of the non-linear network at "
                                   f"t = {t:.9g}")
         self._w2_guess = w2
         return z
 
     def derivative(self, t, x):
+        lin = self._linear(self.modes)
+        if lin.float_rows is not None:
+            return self._derivative_floats(t, x, lin.float_rows)
         w1 = np.asarray(x, dtype=float)
         u = self.inputs
-        if not self._nonlinear:
-            lin = self._linear(self.modes)
+        if not self._implicit:
             if lin.L_c0 is not None:
                 return lin.K @ w1 + lin.L_c0
-            out = lin.K @ w1 + lin.L @ self._c(t, u)
+            c = self._c(t, u)
+            if self._explicit:
+                c = self._with_explicit(c, w1, u, t, self.modes)
+            out = lin.K @ w1 + lin.L @ c
             return out if lin.constraint is None else out + lin.Ld @ self._c_rate(t)
         z = self.solve(t, w1, u)
         c = self._solve_cache[2]
         A = self._linear(self.modes).A
-        nl, _ = self._nl(z, u, t, False)
-        return -self._sigma_inv * (self._U1t @ (A @ z + c + nl))
+        nl, _ = self._nl(z, u, t, False, self.modes)
+        return -(self._R_inv @ (self._U1t @ (A @ z + c + nl)))
+
+    def _derivative_floats(self, t, x, rows):
+        """``derivative`` of a small linear island (``FLOAT_STATES``) on Python floats:
+        ``K w1 + L c0 + (L B) u + sum of L[:, row] * source(t) + (L[:, rows]) explicit``,
+        the products of the mode's matrices formed once (``_float_rows``)."""
+        w = np.asarray(x, dtype=float).tolist()
+        inputs = self.inputs.tolist()
+        values = w + inputs + [fn(t) for _, _, fn in self._functions]
+        if self._explicit:
+            values += self._explicit_values(w, inputs, t, self.modes)
+        return np.array([sum(map(operator.mul, coefs, values), base) for base, coefs in rows])
+
+    def _float_rows(self, lin) -> list:
+        """Per state: ``(L c0, coefficients)`` as floats, the coefficients of the states,
+        the inputs (``L B``), the time functions (``L`` at their rows times their
+        coefficients) and the explicit terms' rows (``L`` there), in that order."""
+        L = lin.L
+        functions = np.array([coef * L[:, row] for row, coef, _ in self._functions]).reshape(
+            len(self._functions), L.shape[0]).T
+        coefs = np.hstack((lin.K, L @ self.B, functions, L[:, self._explicit_rows]))
+        base = L @ self.c0
+        return [(float(base[i]), coefs[i].tolist()) for i in range(L.shape[0])]
 
     # -- events --------------------------------------------------------------------------
-    def _relations(self, t, z, u):
-        if self._relation_pad:
-            z = np.append(z, 0.0)
-        return [relation(z[cols], u[inputs] if inputs is not None else u[:0])
-                for relation, cols, inputs in self._relation_args]
+    def _views(self, t, x, z, initial=False, switched=None):
+        return [_View(self, k, t, x, z, initial, bool(switched and switched[k])) for k in range(len(self._switches))]
+
+    def _lazy_views(self, t, x):
+        """Views that read the states directly and solve the network only when asked."""
+        states = x.tolist() if self.state_columns is not None else None
+        return [_View(self, k, t, x, None, False, False, states) for k in range(len(self._switches))]
 
     def event_functions(self, t, x):
         if not self._switches:
             return np.zeros(0)
-        z = self.solve(t, np.asarray(x, dtype=float))
-        return np.array(self._relations(t, z, self.inputs), dtype=float)
+        views = self._lazy_views(t, np.asarray(x, dtype=float))
+        out = []
+        for el, state, view in zip(self._elements, self.states, views):
+            out.extend(el.relations(state, view))
+        return np.array(out, dtype=float)
 
     def relation_values(self, t, x):
-        return np.array([1.0 if on == sw.element.on_when_positive else 0.0
-                         for sw, on in zip(self._switches, self.modes)])
+        views = None
+        out = []
+        for k, (el, state) in enumerate(zip(self._elements, self.states)):
+            values = None
+            if el.committed_reads_values:
+                if views is None:
+                    views = self._lazy_views(t, np.asarray(x, dtype=float))
+                values = el.relations(state, views[k])
+            out.extend(el.committed(state, values))
+        return np.array(out, dtype=float)
 
-    def _iterate_modes(self, t, x):
-        w1 = np.asarray(x, dtype=float)
-        switched = set()
-        for _ in range(MODE_ITERATIONS):
-            z = self.solve(t, w1)
-            values = self._relations(t, z, self.inputs)
-            # At a located event the relation is ~0 in both modes (the characteristic is
-            # continuous there) and rounding may give it opposite signs: an element that has
-            # just switched keeps its new mode while its relation is such a tie.
-            tie = TIE_TOLERANCE * (1.0 + float(np.max(np.abs(z), initial=0.0)))
-            # bool(): a relation computed from numpy values gives numpy bools (they cannot index mode_names)
-            new = tuple(on if k in switched and abs(v) <= tie else bool(sw.element.is_on(v))
-                        for k, (sw, v, on) in enumerate(zip(self._switches, values, self.modes)))
-            if new == self.modes:
-                return
-            switched |= {k for k, (a, b) in enumerate(zip(self.modes, new)) if a != b}
-            self.modes = new
+    def _event_iteration(self, t, x, initial=False):
+        """Modelica's event iteration (see ``Element``, switching elements): with the pre
+        states held, iterate the elements' values and the network's solution to a fixed
+        point, commit, re-initialise states, and repeat until the states settle. Returns the
+        notes ``[(element, kind, from, to)]`` of the re-initialisations; ``x`` is changed in
+        place by them."""
+        elements = self._elements
+        pre = list(self.states)
+        switched = [False] * len(elements)
+        notes = []
+        for outer in range(MODE_ITERATIONS):
+            first_step = initial and outer == 0
+            current = [el.first(p) for el, p in zip(elements, pre)]
+            history = []
+            for _ in range(MODE_ITERATIONS):
+                views = self._solved_views(t, x, pre, current, first_step, switched)
+                new = [el.iterate(p, c, v) for el, p, c, v in zip(elements, pre, current, views)]
+                if new == current:
+                    break
+                if new in history:
+                    cycle = history[history.index(new):] + [current]
+                    merged = [_merged(el, [values[k] for values in cycle]) for k, el in enumerate(elements)]
+                    if any(value is None for value in merged):
+                        self._unsettled(t)
+                    current = merged
+                    break
+                history.append(current)
+                switched = [done or a != b for done, a, b in zip(switched, current, new)]
+                current = new
+            else:
+                self._unsettled(t)
+            views = self._solved_views(t, x, pre, current, first_step, switched)
+            committed = [el.commit(p, c, v) for el, p, c, v in zip(elements, pre, current, views)]
+            states = [state for state, _, _ in committed]
+            reinit = [change for _, changes, _ in committed for change in changes]
+            for lin, value in reinit:
+                self._reinit(x, lin, value)
+            notes += [(el, note) for el, (_, _, el_notes) in zip(elements, committed) for note in el_notes]
+            self.states = states
+            self.modes = tuple(el.branch_of(state) for el, state in zip(elements, states))
+            if states == pre and not reinit:
+                return notes
+            pre = states
+        self._unsettled(t)
+
+    def _solved_views(self, t, x, pre, current, initial, switched):
+        """Views of the network solved in the branches the elements' iteration values select
+        (read from a first solution in the committed branches: what decides a branch does not
+        depend on the branches)."""
+        views = self._views(t, x, self.solve(t, x), initial, switched)
+        modes = tuple(el.branch(p, c, v) for el, p, c, v in zip(self._elements, pre, current, views))
+        z = self.solve(t, x, modes=modes)
+        for view in views:
+            view.at(z)
+        return views
+
+    def _unsettled(self, t):
         raise SimulationError("event_iteration", f"{self.label}: the switching elements' modes do not settle at "
                               f"t = {t:.9g}")
+
+    def _reinit(self, x, lin, value):
+        """``x`` so that the state ``lin`` (one state times a factor) is ``value``."""
+        (col, coef), = lin.items()
+        x[self._state_index(col)] = (value - lin.const) / coef
+        self._solve_cache = (None, None, None)
 
     def initialize(self, t0, x0):
         self.events = []
         self._w2_guess = np.zeros(self.n_unknowns - self.n_states)
         self._solve_cache = (None, None, None)
+        x0 = np.array(x0, dtype=float)
         if self._switches:
-            # MSL's IdealDiode starts with ``off = s < 0`` evaluated at the initial solution
-            self.modes = tuple(True for _ in self._switches)
-            self._iterate_modes(t0, x0)
+            # a first solution (in every element's first branch) to read the pre states from,
+            # with the states on that branch's index-2 constraint (a speed source's node at
+            # its speed: a clutch on it starts sliding, not stuck)
+            self.modes = tuple(el.branches[0] for el in self._elements)
+            constraint = self._constraint(t0)
+            if constraint is not None:
+                x0 = self._initial_state(self._starts, constraint)
+            views = self._views(t0, x0, self.solve(t0, x0))
+            self.states = [el.pre_start(view) for el, view in zip(self._elements, views)]
+            self.modes = tuple(el.branch_of(state) for el, state in zip(self._elements, self.states))
+            for el, (kind, a, b) in self._event_iteration(t0, x0, initial=True):
+                self.events.append(PhysicalEvent(t0, el.name, kind, a, b))
         constraint = self._constraint(t0)
         if constraint is not None:
             # index 2: the constraint on the states comes first, then the initial values
@@ -763,7 +1313,7 @@ class DaeIsland:
 
     def _constraint(self, t):
         """``(G, g)`` with the states bound to ``G w1 = g`` in the current mode, or None."""
-        if self._nonlinear:
+        if self._implicit:
             return None
         lin = self._linear(self.modes)
         if lin.constraint is None:
@@ -772,14 +1322,14 @@ class DaeIsland:
         return G, -(H @ self._c(t, self.inputs))
 
     def handle_events(self, t, x, fired=()):
-        before = self.modes
-        if self._switches:
-            self._iterate_modes(t, x)
-        for sw, a, b in zip(self._switches, before, self.modes):
-            if a != b:
-                names = sw.element.mode_names
-                self.events.append(PhysicalEvent(t, sw.element.name, "mode", names[a], names[b]))
         x = np.array(x, dtype=float)
+        before = list(self.states)
+        if self._switches:
+            for el, (kind, a, b) in self._event_iteration(t, x):
+                self.events.append(PhysicalEvent(t, el.name, kind, a, b))
+        for el, a, b in zip(self._elements, before, self.states):
+            for kind, name_a, name_b in el.changes(a, b):
+                self.events.append(PhysicalEvent(t, el.name, kind, name_a, name_b))
         constraint = self._constraint(t)
         if constraint is not None:
             # an index-2 constraint that the states no longer meet (a diode shorting a
@@ -811,7 +1361,7 @@ class DaeIsland:
         """States meeting ``constraint`` ``(G, g)`` (index 2) and then the elements'
         initial values in order, each one implied by the earlier ones checked."""
         r = self.n_states
-        self._ignored_starts = []
+        self._ignored_starts = list(self._held_starts)
         if r == 0:
             return np.zeros(0)
         rows, values, owners = [], [], []
@@ -820,19 +1370,23 @@ class DaeIsland:
                 rows.append(row)
                 values.append(float(value))
                 owners.append("a voltage source across a capacitor (or a current source in series with an inductor)")
-        for terms, value, owner in starts:
+        ranks = [0] * len(rows)
+        for terms, value, owner, rank in sorted(starts, key=lambda start: start[3]):
             coefs = np.zeros(self.n_unknowns)
             for col, coef in terms:
                 coefs[col] += coef
             rows.append(coefs @ self._V1)   # initial conditions act on the states only (rowspace of E)
             values.append(value)
             owners.append(owner)
+            ranks.append(rank)
         chosen, chosen_values = [], []
-        for row, value, owner in zip(rows, values, owners):
+        for row, value, owner, rank in zip(rows, values, owners, ranks):
             trial = np.array(chosen + [row])
             if np.linalg.matrix_rank(trial, tol=1e-10 * max(1.0, float(np.abs(trial).max()))) > len(chosen):
                 chosen.append(row)
                 chosen_values.append(value)
+                continue
+            if rank:        # a start value where the state is already decided
                 continue
             # implied by the earlier ones: check it
             w = np.linalg.lstsq(np.array(chosen), np.array(chosen_values), rcond=None)[0]
@@ -844,14 +1398,16 @@ class DaeIsland:
         return np.linalg.lstsq(np.array(chosen), np.array(chosen_values), rcond=None)[0]
 
     def start_warnings(self) -> list:
-        return [f"{owner}: initial value {value:g} contradicts what its circuit imposes ({implied:g}: a capacitor "
-                "loop or a voltage source across it, an inductor cut-set or a current source in series); it is "
-                "ignored" for owner, value, implied in self._ignored_starts]
+        return [f"{owner}: initial value {value:g} contradicts what its network imposes ({implied:g}: "
+                f"{self._over_started}); it is ignored" for owner, value, implied in self._ignored_starts]
 
     # -- reading -------------------------------------------------------------------------
     def probe(self, kind: str, target: str, other: str | None = None) -> Callable:
         """A reader ``(t, x) -> value``: ``across`` of a pin ``'element.pin'`` (minus
-        ``other``'s), or ``unknown`` ``'element.name'`` (a branch current)."""
+        ``other``'s), or ``unknown`` ``'element.name'`` (a branch current); a mechanical
+        pin's ``s``/``phi``, ``v``/``w`` or ``a``."""
+        if kind in self._MOTION:
+            return self._motion_probe(self._MOTION[kind], target)
         col_a = self._col_of(kind, target)
         col_b = self._col_of(kind, other) if other is not None else None
 
@@ -864,9 +1420,9 @@ class DaeIsland:
 
     @property
     def probes_pure(self) -> bool:
-        """Whether a probe's read has no effect but a cache: in a linear island; in a
-        non-linear one its solve leaves Newton's warm start for the next."""
-        return not self._nonlinear
+        """Whether a probe's read has no effect but a cache: in an island solved without
+        Newton; in one that iterates, its solve leaves Newton's warm start for the next."""
+        return not self._implicit
 
     def probe_pick(self, kind: str, target: str, other: str | None = None) -> Callable | None:
         """Where ``probe(kind, target, other)`` is a function of (t, x) and the inputs alone
@@ -885,11 +1441,90 @@ class DaeIsland:
 
     def _col_of(self, kind, target):
         element, name = target.split(".", 1)
-        pin_vars, unknowns = self._handles[element]
-        return pin_vars[name] if kind == "across" else unknowns[name]
+        pin_at, unknowns = self._handles[element]
+        return pin_at[name][0] if kind == "across" else unknowns[name]
+
+    # mechanical sensors: the position, speed or acceleration of a pin 'element.pin'
+    _MOTION = {"s": 0, "phi": 0, "v": 1, "w": 1, "a": 2}
+
+    def _motion_at(self, target):
+        element, pin = target.split(".", 1)
+        col, _, k, d = self._handles[element][0][pin]
+        return col, k, d
+
+    def state_terms(self, lin):
+        """``lin`` as ``[(state index, coef)]`` when all its unknowns are states, else False."""
+        terms = [(self._state_index(col), coef) for col, coef in lin.items()]
+        return terms if all(k is not None for k, _ in terms) else False
+
+    def _state_index(self, col):
+        if col is None or self.state_columns is None:
+            return None
+        hit = np.flatnonzero(self.state_columns == col)
+        return int(hit[0]) if hit.size else None
 
     def probe_linear(self, kind, target):
-        return None
+        """``(i, k, d)`` when ``probe(kind, target)`` reads ``float(k * x[i] + d)``
+        (``float(k * x[i])`` when ``d`` is None) of the island's state, whatever the time,
+        inputs and modes: the position or speed of a pin whose group's position or speed is
+        a state. None for anything else."""
+        order = self._MOTION.get(kind)
+        if order is None or order == 2:
+            return None
+        col, k, d = self._motion_at(target)
+        if order == 1:
+            col, d = self._speeds.get(col), None
+        i = self._state_index(col)
+        return None if i is None else (i, k, d)
+
+    def _motion_probe(self, order, target):
+        col, k, d = self._motion_at(target)
+        if col is None:                  # a fixed flange
+            value = d if order == 0 else 0.0
+            return lambda t, x: value
+        linear = self.probe_linear("s" if order == 0 else "v", target) if order < 2 else None
+        if linear is not None:
+            i = linear[0]
+            if order == 0:
+                return lambda t, x: float(k * x[i] + d)
+            return lambda t, x: float(k * x[i])
+        if order == 0:
+            return lambda t, x: float(k * self.solve(t, np.asarray(x, dtype=float))[col] + d)
+        speed = self._speeds.get(col)
+        if speed is None:                # no element reads this node's speed: its position's rate
+            if order == 2:
+                return lambda t, x: math.nan
+            self._ask_rates_of(col)
+            return lambda t, x: k * self._rate_of(col, t, x)
+        if order == 1:
+            return lambda t, x: float(k * self.solve(t, np.asarray(x, dtype=float))[speed])
+        return lambda t, x: k * self._rate_of(speed, t, x)
+
+    def _ask_rates_of(self, col) -> None:
+        """An algebraic unknown's rate read by a sensor (the speed of a massless flange that
+        a signal-driven force holds against a spring) moves with the rates of the signals
+        it follows: those are asked of the diagram (engine.rates), like an index-2 source's."""
+        if self._nonlinear or self._state_index(col) is not None:
+            return
+        lin = self._linear(self.modes)
+        needs = np.abs(lin.Zc[col] @ self.B) > 1e-12 if self.B.size else np.zeros(0, dtype=bool)
+        self.rate_inputs = self.rate_inputs | {int(k) for k in np.nonzero(needs)[0]}
+
+    def _rate_of(self, col, t, x) -> float:
+        """The time derivative of unknown ``col`` at ``(t, x)``: a state's from the
+        derivative, an algebraic one's from the eliminated solution (NaN where that needs
+        more than the sources' first derivatives, or in a non-linear island)."""
+        x = np.asarray(x, dtype=float)
+        xdot = self.derivative(t, x)
+        i = self._state_index(col)
+        if i is not None:
+            return float(xdot[i])
+        if self._nonlinear:
+            return math.nan
+        lin = self._linear(self.modes)
+        if lin.constraint is not None and np.any(lin.Zd[col]):
+            return math.nan
+        return float(lin.Z1[col] @ xdot + lin.Zc[col] @ self._c_rate(t))
 
     def probe_inputs(self, kind: str, target: str, other: str | None = None) -> set:
         """The input slots a probe's value depends on directly (not through the states): all
@@ -900,7 +1535,7 @@ class DaeIsland:
         cols = [c for c in (self._col_of(kind, target), self._col_of(kind, other) if other else None)
                 if c is not None]
         found = set()
-        for modes in {tuple(True for _ in self._switches), tuple(False for _ in self._switches)}:
+        for modes in self._extreme_modes():
             lin = self._linear(modes)
             for Z in (lin.Zc, lin.Zd):    # through the signal's value, and its rate (index 2)
                 gain = Z[cols] @ self.B if cols else np.zeros((0, len(self.input_names)))
@@ -922,6 +1557,13 @@ class _Eliminated:
     constraint: tuple | None = None     # (G, H): the states obey G w1 + H c(t) = 0 (index 2)
     L_c0: np.ndarray | None = None      # L c and Zc c where c is constant (no time functions,
     Zc_c0: np.ndarray | None = None     # no inputs, no constraint)
+    float_rows: list | None = None      # DaeIsland._float_rows (a small island whose c varies)
+
+
+def _merged(element, values):
+    """An element's iteration value over a cycle of the event iteration: its value if it
+    did not change, else what the element makes of the cycle (``Element.merge``)."""
+    return values[0] if all(value == values[0] for value in values) else element.merge(values)
 
 
 def _conflicting_rows(pattern, match, unmatched) -> list:

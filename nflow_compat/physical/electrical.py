@@ -193,25 +193,6 @@ class _CurrentSource(Element):
         _current_source(s, **self.source_value(s))
 
 
-def _sine(el):
-    return waveforms.Sine(el.param("Amplitude"), el.param("Frequency"), el.param("Phase"))
-
-
-def _exp_sine(el):
-    return waveforms.ExpSine(el.param("Amplitude"), el.param("Frequency"), el.param("Damping"), el.param("Phase"))
-
-
-def _trapezoid(el):
-    return waveforms.Trapezoid(el.param("Amplitude"), el.param("Rising", nonnegative=True),
-                               el.param("Width", nonnegative=True), el.param("Falling", nonnegative=True),
-                               el.param("Period", positive=True))
-
-
-def _ramp(el):
-    # nflow's ramp is unbounded (MSL's saturates after its duration)
-    return waveforms.Ramp(el.param("Slope"), el.param("StartTime"))
-
-
 # sources: nflow type -> (voltage or current, class attributes: the parameter, the signal
 # input or the waveform that gives the value)
 _SOURCES = {
@@ -219,11 +200,14 @@ _SOURCES = {
     "ConstantCurrent": (_CurrentSource, {"value_param": "I"}),
     "SignalVoltage": (_VoltageSource, {"inputs": ("V",)}),
     "SignalCurrent": (_CurrentSource, {"inputs": ("I",)}),
-    "SineVoltage": (_VoltageSource, {"shape": _sine}), "SineCurrent": (_CurrentSource, {"shape": _sine}),
-    "ExpSineVoltage": (_VoltageSource, {"shape": _exp_sine}), "ExpSineCurrent": (_CurrentSource, {"shape": _exp_sine}),
-    "TrapezoidVoltage": (_VoltageSource, {"shape": _trapezoid}),
-    "TrapezoidCurrent": (_CurrentSource, {"shape": _trapezoid}),
-    "RampVoltage": (_VoltageSource, {"shape": _ramp}), "RampCurrent": (_CurrentSource, {"shape": _ramp}),
+    "SineVoltage": (_VoltageSource, {"shape": waveforms.sine_of}),
+    "SineCurrent": (_CurrentSource, {"shape": waveforms.sine_of}),
+    "ExpSineVoltage": (_VoltageSource, {"shape": waveforms.exp_sine_of}),
+    "ExpSineCurrent": (_CurrentSource, {"shape": waveforms.exp_sine_of}),
+    "TrapezoidVoltage": (_VoltageSource, {"shape": waveforms.trapezoid_of}),
+    "TrapezoidCurrent": (_CurrentSource, {"shape": waveforms.trapezoid_of}),
+    "RampVoltage": (_VoltageSource, {"shape": waveforms.ramp_of}),
+    "RampCurrent": (_CurrentSource, {"shape": waveforms.ramp_of}),
 }
 for _type, (_base, _attributes) in _SOURCES.items():
     element(type(_type, (_base,), {"type_name": _type, **_attributes}))
@@ -558,22 +542,3 @@ class CurrentSensor(Element):
 
     def stamp(self, s):
         _resistive_branch(s, 0.0)
-
-
-
-# ----------------------------------------------------------------------------- EMF
-
-class EmfElectrical(Element):
-    """The electrical side of EMF / TranslationalEMF (MSL RotationalEMF /
-    TranslationalEMF): ``v_p - v_n = k*w`` with the flange speed ``w`` taken from the
-    mechanical island; the branch current ``i`` (p -> n) drives the flange with ``k*i``."""
-    pins, unknowns, inputs = _ONE_PORT, ("i",), ("w",)
-
-    def stamp(self, s):
-        i = s.x("i")
-        s.branch("p", "n", [(i, 1.0)])
-        row = s.across_row("p", "n")
-        s.source(row, -self.param("k"), input=s.input("w"))
-
-
-EMF_ELEMENT = EmfElectrical

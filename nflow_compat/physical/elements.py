@@ -57,19 +57,6 @@ class TimeFunction:
         return math.inf
 
 
-class Constant(TimeFunction):
-    """``F`` (ConstantForce / ConstantTorque, and a MassWithWeight's ``-m*g``)."""
-
-    def __init__(self, value):
-        self.value = float(value)
-
-    def __call__(self, t):
-        return self.value
-
-    def rate(self, t):
-        return 0.0
-
-
 class Sine(TimeFunction):
     """``A*sin(2*pi*f*t + phase)`` (SineForce / SineTorque)."""
 
@@ -178,24 +165,43 @@ class Trapezoid(TimeFunction):
         return (k + 2) * self.period
 
 
+# The waveform of a source element from its manifest parameters (``Element.shape``: the
+# electrical, thermal and mechanical sources share nflow's parameter names)
+
+def sine_of(el):
+    return Sine(el.param("Amplitude"), el.param("Frequency"), el.param("Phase"))
+
+
+def exp_sine_of(el):
+    return ExpSine(el.param("Amplitude"), el.param("Frequency"), el.param("Damping"), el.param("Phase"))
+
+
+def trapezoid_of(el):
+    return Trapezoid(el.param("Amplitude"), el.param("Rising", nonnegative=True), el.param("Width", nonnegative=True),
+                     el.param("Falling", nonnegative=True), el.param("Period", positive=True))
+
+
+def ramp_of(el):
+    # nflow's ramp is unbounded (MSL's saturates after its duration)
+    return Ramp(el.param("Slope"), el.param("StartTime"))
+
+
 # --------------------------------------------------------------------------------------
-# Non-linear force laws: law(s_rel, v_rel, u, mode, initial) -> f
+# Non-linear force laws: law(s_rel, v_rel, u, mode) -> f
 
 class Law:
     """Base of the non-linear laws.
 
-    ``pos_dep`` / ``vel_dep``: whether ``f`` can depend on the position / velocity of the
-    flanges (used to classify massless nodes); ``switched``: the element has discrete
-    contact states with events (``relations``); ``uses_input``: ``u`` is its input signal.
+    ``vel_dep``: whether ``f`` can depend on the velocity of the flanges; ``switched``: the
+    element has discrete contact states with events (``relations``); ``uses_input``: ``u``
+    is its input signal.
     """
 
-    pos_dep = False
     vel_dep = False
     switched = False
     uses_input = False
-    n_relations = 0
 
-    def force(self, s_rel, v_rel, u, mode, initial=False):
+    def force(self, s_rel, v_rel, u, mode):
         raise NotImplementedError
 
     def relations(self, s_rel):
@@ -221,7 +227,7 @@ class QuadraticSpeed(Law):
         self.d = d
         self.vel_dep = d != 0.0
 
-    def force(self, s, v, u, mode, initial=False):
+    def force(self, s, v, u, mode):
         return self.d * v * abs(v)
 
 
@@ -234,7 +240,7 @@ class TanhFriction(Law):
         self.Fc, self.eps = Fc, eps
         self.vel_dep = Fc != 0.0
 
-    def force(self, s, v, u, mode, initial=False):
+    def force(self, s, v, u, mode):
         return self.Fc * math.tanh(v / self.eps)
 
 
@@ -248,7 +254,7 @@ class TanhBrake(Law):
     def __init__(self, eps):
         self.eps = eps
 
-    def force(self, s, v, u, mode, initial=False):
+    def force(self, s, v, u, mode):
         return u * math.tanh(v / self.eps)
 
 
@@ -261,7 +267,7 @@ class Freewheel(Law):
         self.d, self.eps = d, eps
         self.vel_dep = d != 0.0
 
-    def force(self, s, v, u, mode, initial=False):
+    def force(self, s, v, u, mode):
         return self.d * v * 0.5 * (1.0 + math.tanh(-v / self.eps))
 
 
@@ -269,34 +275,29 @@ class ElastoGap(Law):
     """MSL Translational.Components.ElastoGap (components.md section 4).
 
     ``contact = s_rel < s_rel0`` (an event relation; the committed state selects the
-    branch between events); in contact ``f_c = -f_ref*|(s_rel - s_rel0)/s_ref|^n``,
+    branch between events); in contact ``f_c = -c*|s_rel - s_rel0|``,
     ``f_d = clamp(d*v_rel, f_c, -f_c)``, ``f = f_c + f_d``; else 0.  Only pushing
     forces; continuous at contact.  Modes: 0 open, 1 contact.
 
     Outside its domain (``s_rel > s_rel0`` while the committed state is still contact,
     i.e. between a crossing and its located event, or inside a Newton iteration) the
-    contact branch is continued as an odd function (``f_c = +f_ref*|...|^n``, damping
+    contact branch is continued as an odd function (``f_c = +c*|...|``, damping
     clamped to ``|f_c|``) instead of MSL's ``abs`` (which would push again): identical
     inside the domain, monotone for the massless-node solver.
     """
 
-    pos_dep = True
     switched = True
-    n_relations = 1
     mode_names = {0: "open", 1: "contact"}
 
-    def __init__(self, c, d, s_rel0, n, s_ref=1.0, f_ref=None):
-        self.c, self.d, self.s_rel0, self.n = c, d, s_rel0, n
-        self.s_ref = s_ref
-        self.f_ref = c * s_ref if f_ref is None else f_ref
+    def __init__(self, c, d, s_rel0):
+        self.c, self.d, self.s_rel0 = c, d, s_rel0
         self.vel_dep = d != 0.0
 
-    def force(self, s, v, u, mode, initial=False):
+    def force(self, s, v, u, mode):
         if not mode:
             return 0.0
-        delta = (self.s_rel0 - s) / self.s_ref          # > 0 in contact
-        x = abs(delta)
-        mag = self.f_ref * (x if self.n == 1.0 else x ** self.n)
+        delta = self.s_rel0 - s          # > 0 in contact
+        mag = self.c * abs(delta)
         f_c = -mag if delta >= 0.0 else mag
         f_d2 = self.d * v
         f_d = -mag if f_d2 < -mag else (mag if f_d2 > mag else f_d2)
@@ -315,17 +316,14 @@ class ElastoGap(Law):
 class ElastoBacklash(Law):
     """MSL Rotational.Components.ElastoBacklash (components.md section 5).
 
-    ``Delta = phi_rel - phi_rel0``, ``bMax = b/2``.  During initialisation the monotone
-    law (``c*(Delta - bMax)`` above ``1.5*bMax``, ``c*(Delta - bMin)`` below
-    ``1.5*bMin``, ``c/3*Delta`` between, plus ``d*w_rel``) is used.  Afterwards, with
-    ``b <= 1e-10`` the coupling is linear ``c*Delta + d*w_rel``; otherwise the relations
+    ``Delta = phi_rel - phi_rel0``, ``bMax = b/2``.  With ``b <= 1e-10`` the coupling is
+    linear ``c*Delta + d*w_rel``; otherwise the relations
     ``Delta > bMax`` / ``Delta < bMin`` (events) select the branch: in contact
     ``tau_c = c*(Delta -+ bMax)``, ``tau = 0`` while it would pull, else
     ``tau_c + min/max(tau_c, d*w_rel)``; in the free play ``tau = 0``.
     Modes: -1 contact on the negative side, 0 free play, +1 contact on the positive side.
     """
 
-    pos_dep = True
     mode_names = {-1: "contact-", 0: "free", 1: "contact+"}
 
     def __init__(self, c, d, b, phi_rel0):
@@ -335,18 +333,9 @@ class ElastoBacklash(Law):
         self.vel_dep = d != 0.0
         self.linear = b <= B_EPS
         self.switched = not self.linear
-        self.n_relations = 0 if self.linear else 2
 
-    def force(self, s, v, u, mode, initial=False):
+    def force(self, s, v, u, mode):
         c, delta, w = self.c, s - self.rel0, v
-        if initial:
-            if delta > 1.5 * self.bMax:
-                tau_c = c * (delta - self.bMax)
-            elif delta < 1.5 * self.bMin:
-                tau_c = c * (delta - self.bMin)
-            else:
-                tau_c = c / 3.0 * delta
-            return tau_c + self.d * w
         if self.linear:
             return c * delta + self.d * w
         if mode > 0:

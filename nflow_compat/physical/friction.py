@@ -26,7 +26,7 @@ stuck forces) is:
     Backward if (pre(mode) in {Backward, Free} or startBackward) and v < 0 and R-; else Stuck.
 
 ``startForward``/``startBackward`` and ``locked`` depend on ``sa`` which depends on them
-(a mixed system): ``network.Island`` solves it by iterating from the pre values.
+(a mixed system): ``acausal.DaeIsland`` solves it by iterating from the pre values.
 """
 from __future__ import annotations
 
@@ -285,7 +285,7 @@ def check_initial_stop(law: FrictionLaw, s: float, v: float) -> None:
             block=law.name)
 
 
-# Relations watched between events, as "g > 0" functions (codes used by network.Island).
+# Relations watched between events, as "g > 0" functions (codes used by mechanical.py).
 REL_V_POS, REL_V_NEG, REL_SA_FMAX_POS, REL_SA_F0_POS, REL_SA_FMAX_NEG, REL_SA_F0_NEG, \
     REL_ROOM_F, REL_ROOM_B, REL_FN = range(9)
 

@@ -277,10 +277,11 @@ def test_circuit_sensor_paths_not_taken():
     system = PlanSystem(plan)
     assert _index(plan, "A_v") in system.skipped and _index(plan, "sig") not in system.skipped
     assert not _taken(driven)
-    # a non-linear law: its sensors move Newton's warm start, so they run at every stage
-    # and the driver evaluates at every step end
-    exp_law = _circuit(CIRCUIT_SOURCES["sine"], extra_blocks=[blk("D", "Diode")],
-                       extra_links=[pin("D", "p", "C", "p"), pin("D", "n", "gnd", "p")])
+    # a non-linear law solved by Newton's method (the node between the diode and its series
+    # resistor): its sensors move Newton's warm start, so they run at every stage and the
+    # driver evaluates at every step end (a law of the states alone is evaluated directly)
+    exp_law = _circuit(CIRCUIT_SOURCES["sine"], extra_blocks=[blk("D", "Diode"), blk("RD", "Resistor", R=100.0)],
+                       extra_links=[pin("D", "p", "C", "p"), pin("D", "n", "RD", "p"), pin("RD", "n", "gnd", "p")])
     plan = nc.compile_plan(exp_law)
     system = PlanSystem(plan)
     assert _index(plan, "A_v") not in system.skipped and system.warm_started
