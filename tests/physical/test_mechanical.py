@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from scipy.linalg import expm
 
 import nflow_compat as nc
-from nflow_compat.engine.continuous import PlanSystem
+from nflow_compat.engine.system import PlanSystem
 from nflow_compat.physical.acausal import DaeIsland
 from tests.physical.mechanisms import mode_changes, run_sensors, sensed
 from tests.util import blk, diagram, pin, wire
