@@ -61,6 +61,7 @@ How an island is built
 """
 from __future__ import annotations
 
+import itertools
 import math
 import operator
 from dataclasses import dataclass, field
@@ -93,6 +94,9 @@ _CIRCUIT = ("a loop of voltage sources, a cut-set of current sources, an op-amp 
 _MOTION = ("two motion sources on one node (or one on a fixed flange), a massless node with only forces on it, "
            "a stick-slip element without a mass on its side",
            "a body held by a fixed flange, a motion source or a rigidly tied body")
+# branch combinations tried for a first solution when the first branches have none
+START_COMBINATIONS = 64
+
 _CIRCUIT_CODES = ("singular_circuit", "circuit_unsolvable")
 _MOTION_CODES = ("singular_island", "island_unsolvable")
 # in this order: an island with a circuit in it (an EMF's shaft) answers with the circuit's codes
@@ -272,6 +276,12 @@ class Element:
     def branch_of(self, state):
         """The branch a committed state selects between events."""
         return state
+
+    @property
+    def start_branches(self) -> tuple:
+        """The branches a first solution may be sought in before the run (``_start_newton``):
+        ``branches``, and a start-up law where the element has one."""
+        return self.branches
 
     def iterate(self, pre, current, view):
         value = self.relation(*view.watched())
@@ -780,6 +790,7 @@ class DaeIsland:
         # index-2 place): the engine keeps ``input_rates`` equal to it (engine.rates)
         self.rate_inputs = frozenset(asm.rate_inputs)
         self.input_rates = np.zeros(len(input_names))
+        self._started = False   # before the start's event iteration: see _start_newton
         self._rates_declared = False
         self.events: list = []
         self._col_names, self._row_owner = asm.col_names, asm.row_owner
@@ -1065,10 +1076,39 @@ class DaeIsland:
             z = lin.Z1 @ w1 + (lin.Zc @ c if lin.Zc_c0 is None else lin.Zc_c0)
             if lin.constraint is not None:
                 z = z + lin.Zd @ self._c_rate(t)
-        else:
+        elif self._started or modes != self.modes:
             z = self._newton(t, w1, u, c, modes)
+        else:
+            z = self._start_newton(t, w1, u, c)
+            key = key[:-1] + (self.modes,)
         self._solve_cache = (key, z, c)
         return z
+
+    def _start_newton(self, t, w1, u, c):
+        """Newton's solution before the run has started, in the committed modes; where those
+        have none (a massless flange held by a backlash starts inside its play, where
+        nothing holds it), in the first combination of branches that has one, which becomes
+        the committed one (the start's event iteration settles the modes from there, as
+        MSL's start-up law leads the backlash to its contact)."""
+        try:
+            return self._newton(t, w1, u, c, self.modes)
+        except SimulationError as err:
+            if err.code != self._unsolvable_code:
+                raise
+            first = err
+        for modes in itertools.islice(itertools.product(*(el.start_branches for el in self._elements)),
+                                      START_COMBINATIONS):
+            if modes == self.modes:
+                continue
+            try:
+                z = self._newton(t, w1, u, c, modes)
+            except SimulationError as err:
+                if err.code != self._unsolvable_code:
+                    raise
+                continue
+            self.modes = modes
+            return z
+        raise first
 
     def _prepare_explicit(self):
         """The explicit terms' columns as indices of the states (``n_states``: a reference
@@ -1287,6 +1327,7 @@ class DaeIsland:
         self._solve_cache = (None, None, None)
 
     def initialize(self, t0, x0):
+        self._started = False
         self.events = []
         self._w2_guess = np.zeros(self.n_unknowns - self.n_states)
         self._solve_cache = (None, None, None)
@@ -1309,6 +1350,7 @@ class DaeIsland:
             # index 2: the constraint on the states comes first, then the initial values
             x0 = self._initial_state(self._starts, constraint)
             self._solve_cache = (None, None, None)
+        self._started = True
         return np.array(x0, dtype=float)
 
     def _constraint(self, t):

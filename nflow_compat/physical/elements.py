@@ -200,6 +200,7 @@ class Law:
     vel_dep = False
     switched = False
     uses_input = False
+    START = None        # the mode of a start-up law used at the initialisation (ElastoBacklash)
 
     def force(self, s_rel, v_rel, u, mode):
         raise NotImplementedError
@@ -321,10 +322,15 @@ class ElastoBacklash(Law):
     ``Delta > bMax`` / ``Delta < bMin`` (events) select the branch: in contact
     ``tau_c = c*(Delta -+ bMax)``, ``tau = 0`` while it would pull, else
     ``tau_c + min/max(tau_c, d*w_rel)``; in the free play ``tau = 0``.
-    Modes: -1 contact on the negative side, 0 free play, +1 contact on the positive side.
+    Modes: -1 contact on the negative side, 0 free play, +1 contact on the positive side;
+    ``START`` is MSL's monotone law of the initialisation (``c*(Delta - bMax)`` above
+    ``1.5*bMax``, ``c*(Delta - bMin)`` below ``1.5*bMin``, ``c/3*Delta`` between, plus
+    ``d*w_rel``), where a first solution is sought when the contact modes have none (a
+    massless flange held inside the play): never a committed mode.
     """
 
     mode_names = {-1: "contact-", 0: "free", 1: "contact+"}
+    START = 2
 
     def __init__(self, c, d, b, phi_rel0):
         self.c, self.d, self.b, self.rel0 = c, d, b, phi_rel0
@@ -338,6 +344,12 @@ class ElastoBacklash(Law):
         c, delta, w = self.c, s - self.rel0, v
         if self.linear:
             return c * delta + self.d * w
+        if mode == self.START:
+            if delta > 1.5 * self.bMax:
+                return c * (delta - self.bMax) + self.d * w
+            if delta < 1.5 * self.bMin:
+                return c * (delta - self.bMin) + self.d * w
+            return c / 3.0 * delta + self.d * w
         if mode > 0:
             tau_c = c * (delta - self.bMax)
             tau_d = self.d * w

@@ -293,6 +293,15 @@ class _Contact(Element):
     def pre_start(self, view):
         return 0
 
+    @property
+    def start_branches(self) -> tuple:
+        return self.branches if self.law.START is None else self.branches + (self.law.START,)
+
+    def branch(self, pre, current, view):
+        # Modelica's initial(): the first step of the start's event iteration solves with
+        # the law's start-up form where it has one (ElastoBacklash's monotone law)
+        return self.law.START if view.initial and self.law.START is not None else current
+
     def iterate(self, pre, current, view):
         return self.law.mode_from(view.value(self._rel))
 

@@ -420,9 +420,6 @@ def test_elasto_backlash_damping_loses_energy_and_without_play_is_a_spring():
     np.testing.assert_allclose(out["phi"], 0.2 * np.sin(5.0 * t), atol=1e-8)
 
 
-@pytest.mark.xfail(strict=True, raises=nc.SimulationError, reason="Newton starts in the free play, where the "
-                   "backlash's torque is 0 and its Jacobian singular: island_unsolvable at t = 0 (the former "
-                   "1-D compiler solved it with MSL's monotone initial law)")
 def test_a_backlash_holding_a_massless_flange():
     # a constant torque T on a massless flange held by a backlash to the frame:
     # Delta = b/2 + T/c = 0.1 + 0.05
