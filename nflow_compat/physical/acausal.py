@@ -76,6 +76,8 @@ from ..errors import DiagramError, SimulationError
 from .events import PhysicalEvent
 from .nodes import AffineUnionFind, connected_elements, join_pins
 
+_FLOAT = np.dtype(float)
+
 
 @dataclass(frozen=True)
 class Domain:
@@ -814,6 +816,7 @@ class DaeIsland:
         self._implicit = [term for term, yes in zip(self._nonlinear, explicit) if not yes]
         self._prepare_explicit()
         self._linear_cache: dict = {}
+        self._last_linear = (None, None)     # (modes, entry): the committed modes' entry, found by identity
         self._w2_guess = np.zeros(n - r)
         self._solve_cache = (None, None, None)
         self._starts, self._held_starts = asm.starts, asm.held_starts
@@ -957,8 +960,12 @@ class DaeIsland:
         constraints on the states, ``G w1 + N U2^T c = 0``; their time derivative (with
         ``c'`` from the sources' exact derivatives) fixes the null-space part of ``w2``
         (Pantelides' differentiation, done once per mode on the matrices)."""
+        last_modes, last = self._last_linear
+        if modes is last_modes:
+            return last
         hit = self._linear_cache.get(modes)
         if hit is not None:
+            self._last_linear = (modes, hit)
             return hit
         A = self._A(modes)
         if self._implicit:     # Newton solves the algebraic part at each evaluation
@@ -973,6 +980,7 @@ class DaeIsland:
         if len(self._linear_cache) > 1024:
             self._linear_cache.clear()
         self._linear_cache[modes] = entry
+        self._last_linear = (modes, entry)
         return entry
 
     def _eliminate(self, A, modes) -> "_Eliminated":
@@ -1070,9 +1078,9 @@ class DaeIsland:
         at = {row: k for k, row in enumerate(rows)}
         self._explicit_rows = np.array(rows, dtype=int)
         self._explicit_pad = any(c is None for term in self._explicit for c in term.cols)
-        self._explicit_plan = [(term.value, [self.n_states if c is None else index[c] for c in term.cols],
-                                term.inputs, term.switch, [(at[row], k) for k, row in enumerate(term.rows)
-                                                           if row is not None]) for term in self._explicit]
+        self._explicit_plan = [(term.value, _picker([self.n_states if c is None else index[c] for c in term.cols]),
+                                _picker(term.inputs), term.switch, [(at[row], k) for k, row in enumerate(term.rows)
+                                                                    if row is not None]) for term in self._explicit]
 
     def _explicit_values(self, w, inputs, t, modes) -> list:
         """The explicit terms' residuals on ``_explicit_rows`` at states ``w`` and inputs
@@ -1080,9 +1088,8 @@ class DaeIsland:
         if self._explicit_pad:
             w = w + [0.0]
         values = [0.0] * len(self._explicit_rows)
-        for value, cols, slots, switch, places in self._explicit_plan:
-            z = [w[k] for k in cols]
-            ul = [inputs[k] for k in slots]
+        for value, pick_states, pick_inputs, switch, places in self._explicit_plan:
+            z, ul = pick_states(w), pick_inputs(inputs)
             residual = value(z, ul, t) if switch is None else value(z, ul, t, modes[switch])
             for k, i in places:
                 values[k] += residual[i]
@@ -1162,13 +1169,17 @@ class DaeIsland:
     def _derivative_floats(self, t, x, rows):
         """``derivative`` of a small linear island (``FLOAT_STATES``) on Python floats:
         ``K w1 + L c0 + (L B) u + sum of L[:, row] * source(t) + (L[:, rows]) explicit``,
-        the products of the mode's matrices formed once (``_float_rows``)."""
-        w = np.asarray(x, dtype=float).tolist()
+        the products of the mode's matrices formed once (``_float_rows``); a row that is one
+        of the values (a position's rate is its speed) is that value."""
+        w = x.tolist() if type(x) is np.ndarray and x.dtype is _FLOAT else np.asarray(x, dtype=float).tolist()
         inputs = self.inputs.tolist()
-        values = w + inputs + [fn(t) for _, _, fn in self._functions]
+        values = w + inputs
+        if self._functions:
+            values += [fn(t) for _, _, fn in self._functions]
         if self._explicit:
             values += self._explicit_values(w, inputs, t, self.modes)
-        return np.array([sum(map(operator.mul, coefs, values), base) for base, coefs in rows])
+        return np.array([sum(map(operator.mul, coefs, values), base) if copy is None else values[copy]
+                         for base, coefs, copy in rows])
 
     def _float_rows(self, lin) -> list:
         """Per state: ``(L c0, coefficients)`` as floats, the coefficients of the states,
@@ -1179,7 +1190,7 @@ class DaeIsland:
             len(self._functions), L.shape[0]).T
         coefs = np.hstack((lin.K, L @ self.B, functions, L[:, self._explicit_rows]))
         base = L @ self.c0
-        return [(float(base[i]), coefs[i].tolist()) for i in range(L.shape[0])]
+        return [(float(base[i]), coefs[i].tolist(), _copied(float(base[i]), coefs[i])) for i in range(L.shape[0])]
 
     # -- events --------------------------------------------------------------------------
     def _views(self, t, x, z, initial=False, switched=None):
@@ -1548,6 +1559,24 @@ def _conflicting_rows(pattern, match, unmatched) -> list:
         order = breadth_first_order(graph, row, directed=True, return_predecessors=False)
         reached.update(int(k) for k in order if k < m)
     return sorted(reached)
+
+
+def _picker(indices) -> Callable:
+    """A function giving the items of a sequence at ``indices`` as a tuple (``itemgetter``
+    gives a bare item for one index)."""
+    if len(indices) == 1:
+        get = operator.itemgetter(indices[0])
+        return lambda items: (get(items),)
+    return operator.itemgetter(*indices) if indices else lambda items: ()
+
+
+def _copied(base, coefs) -> int | None:
+    """The index of the one value a derivative row copies (``base`` 0, one coefficient 1,
+    the others 0), else None."""
+    ones = np.flatnonzero(coefs == 1.0)
+    if base == 0.0 and len(ones) == 1 and np.count_nonzero(coefs) == 1:
+        return int(ones[0])
+    return None
 
 
 def _dense(entries, rows, cols) -> np.ndarray:
