@@ -719,6 +719,10 @@ class _View:
     def at(self, z):
         self._z, self._floats = z, None
 
+    def read(self, t, x, states):
+        """The view reused for other states (``DaeIsland._lazy_views``)."""
+        self.t, self.x, self._z, self._floats, self._states = t, x, None, None, states
+
     @property
     def z(self):
         """The network's solution (solved on first use when the view was made without it)."""
@@ -815,6 +819,7 @@ class DaeIsland:
         self._explicit = [term for term, yes in zip(self._nonlinear, explicit) if yes]
         self._implicit = [term for term, yes in zip(self._nonlinear, explicit) if not yes]
         self._prepare_explicit()
+        self._reading_views = [_View(self, k, 0.0, None, None, False, False) for k in range(len(self._switches))]
         self._linear_cache: dict = {}
         self._last_linear = (None, None)     # (modes, entry): the committed modes' entry, found by identity
         self._w2_guess = np.zeros(n - r)
@@ -1197,9 +1202,13 @@ class DaeIsland:
         return [_View(self, k, t, x, z, initial, bool(switched and switched[k])) for k in range(len(self._switches))]
 
     def _lazy_views(self, t, x):
-        """Views that read the states directly and solve the network only when asked."""
+        """Views that read the states directly and solve the network only when asked (the
+        same objects at each call: the relations read them and keep none)."""
         states = x.tolist() if self.state_columns is not None else None
-        return [_View(self, k, t, x, None, False, False, states) for k in range(len(self._switches))]
+        views = self._reading_views
+        for view in views:
+            view.read(t, x, states)
+        return views
 
     def event_functions(self, t, x):
         if not self._switches:
