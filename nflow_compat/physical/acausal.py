@@ -1000,7 +1000,7 @@ class DaeIsland:
             rho = int(np.sum(sv > sv[0] * q * 1e-13)) if sv[0] > 0 else 0
             if rho == q:
                 lu = scipy.linalg.lu_factor(A22)
-                W21, W2c = -scipy.linalg.lu_solve(lu, A21), -scipy.linalg.lu_solve(lu, U2t)
+                W21, W2c = -_lu_solve(lu, A21), -_lu_solve(lu, U2t)
             else:
                 P1t, Nt, Q1, Kn = P[:, :rho].T, P[:, rho:].T, Qt[:rho].T, Qt[rho:].T
                 # w2 = Q1 a + Kn y; the regular rows give a
@@ -1015,9 +1015,9 @@ class DaeIsland:
                     self._singular(Kn, modes, "a constraint of index higher than 2")
                 m_lu = scipy.linalg.lu_factor(M)
                 # G w1' = -N c2'  with  R w1' = -(A11 w1 + A12 (Q1 a + Kn y) + U1^T c)
-                y_w = scipy.linalg.lu_solve(m_lu, -GS @ (A11 + A12 @ Q1 @ a_w))
-                y_c = scipy.linalg.lu_solve(m_lu, -GS @ (U1t + A12 @ Q1 @ a_c))
-                y_d = scipy.linalg.lu_solve(m_lu, Nt @ U2t)
+                y_w = _lu_solve(m_lu, -GS @ (A11 + A12 @ Q1 @ a_w))
+                y_c = _lu_solve(m_lu, -GS @ (U1t + A12 @ Q1 @ a_c))
+                y_d = _lu_solve(m_lu, Nt @ U2t)
                 W21, W2c, W2d = Q1 @ a_w + Kn @ y_w, Q1 @ a_c + Kn @ y_c, Kn @ y_d
                 constraint = (G, Nt @ U2t)
         entry = _Eliminated(A, Z1=V1 + V2 @ W21, Zc=V2 @ W2c, Zd=V2 @ W2d,
@@ -1568,6 +1568,18 @@ def _conflicting_rows(pattern, match, unmatched) -> list:
         order = breadth_first_order(graph, row, directed=True, return_predecessors=False)
         reached.update(int(k) for k in order if k < m)
     return sorted(reached)
+
+
+def _lu_solve(lu, rhs) -> np.ndarray:
+    """``scipy.linalg.lu_solve`` a column at a time: with several right-hand sides OpenBLAS
+    hands the solve to its thread pool, which on a loaded machine costs milliseconds for a
+    2 x 2 system (one right-hand side stays on the calling thread)."""
+    if rhs.ndim == 1:
+        return scipy.linalg.lu_solve(lu, rhs)
+    out = np.empty((lu[0].shape[0], rhs.shape[1]))
+    for j in range(rhs.shape[1]):
+        out[:, j] = scipy.linalg.lu_solve(lu, rhs[:, j])
+    return out
 
 
 def _picker(indices) -> Callable:
