@@ -77,6 +77,8 @@ from ..errors import DiagramError, SimulationError
 from .events import PhysicalEvent
 from .nodes import AffineUnionFind, connected_elements, join_pins
 
+_FLOAT = np.dtype(float)
+
 
 @dataclass(frozen=True)
 class Domain:
@@ -730,6 +732,10 @@ class _View:
     def at(self, z):
         self._z, self._floats = z, None
 
+    def read(self, t, x, states):
+        """The view reused for other states (``DaeIsland._lazy_views``)."""
+        self.t, self.x, self._z, self._floats, self._states = t, x, None, None, states
+
     @property
     def z(self):
         """The network's solution (solved on first use when the view was made without it)."""
@@ -829,7 +835,9 @@ class DaeIsland:
         self._explicit = [term for term, yes in zip(self._nonlinear, explicit) if yes]
         self._implicit = [term for term, yes in zip(self._nonlinear, explicit) if not yes]
         self._prepare_explicit()
+        self._reading_views = [_View(self, k, 0.0, None, None, False, False) for k in range(len(self._switches))]
         self._linear_cache: dict = {}
+        self._last_linear = (None, None)     # (modes, entry): the committed modes' entry, found by identity
         self._w2_guess = np.zeros(n - r)
         self._solve_cache = (None, None, None)
         self._starts, self._held_starts = asm.starts, asm.held_starts
@@ -977,8 +985,12 @@ class DaeIsland:
         constraints on the states, ``G w1 + N U2^T c = 0``; their time derivative (with
         ``c'`` from the sources' exact derivatives) fixes the null-space part of ``w2``
         (Pantelides' differentiation, done once per mode on the matrices)."""
+        last_modes, last = self._last_linear
+        if modes is last_modes:
+            return last
         hit = self._linear_cache.get(modes)
         if hit is not None:
+            self._last_linear = (modes, hit)
             return hit
         A = self._A(modes)
         if self._implicit:     # Newton solves the algebraic part at each evaluation
@@ -993,6 +1005,7 @@ class DaeIsland:
         if len(self._linear_cache) > 1024:
             self._linear_cache.clear()
         self._linear_cache[modes] = entry
+        self._last_linear = (modes, entry)
         return entry
 
     def _eliminate(self, A, modes) -> "_Eliminated":
@@ -1007,7 +1020,7 @@ class DaeIsland:
             rho = int(np.sum(sv > sv[0] * q * 1e-13)) if sv[0] > 0 else 0
             if rho == q:
                 lu = scipy.linalg.lu_factor(A22)
-                W21, W2c = -scipy.linalg.lu_solve(lu, A21), -scipy.linalg.lu_solve(lu, U2t)
+                W21, W2c = -_lu_solve(lu, A21), -_lu_solve(lu, U2t)
             else:
                 P1t, Nt, Q1, Kn = P[:, :rho].T, P[:, rho:].T, Qt[:rho].T, Qt[rho:].T
                 # w2 = Q1 a + Kn y; the regular rows give a
@@ -1022,9 +1035,9 @@ class DaeIsland:
                     self._singular(Kn, modes, "a constraint of index higher than 2")
                 m_lu = scipy.linalg.lu_factor(M)
                 # G w1' = -N c2'  with  R w1' = -(A11 w1 + A12 (Q1 a + Kn y) + U1^T c)
-                y_w = scipy.linalg.lu_solve(m_lu, -GS @ (A11 + A12 @ Q1 @ a_w))
-                y_c = scipy.linalg.lu_solve(m_lu, -GS @ (U1t + A12 @ Q1 @ a_c))
-                y_d = scipy.linalg.lu_solve(m_lu, Nt @ U2t)
+                y_w = _lu_solve(m_lu, -GS @ (A11 + A12 @ Q1 @ a_w))
+                y_c = _lu_solve(m_lu, -GS @ (U1t + A12 @ Q1 @ a_c))
+                y_d = _lu_solve(m_lu, Nt @ U2t)
                 W21, W2c, W2d = Q1 @ a_w + Kn @ y_w, Q1 @ a_c + Kn @ y_c, Kn @ y_d
                 constraint = (G, Nt @ U2t)
         entry = _Eliminated(A, Z1=V1 + V2 @ W21, Zc=V2 @ W2c, Zd=V2 @ W2d,
@@ -1119,9 +1132,9 @@ class DaeIsland:
         at = {row: k for k, row in enumerate(rows)}
         self._explicit_rows = np.array(rows, dtype=int)
         self._explicit_pad = any(c is None for term in self._explicit for c in term.cols)
-        self._explicit_plan = [(term.value, [self.n_states if c is None else index[c] for c in term.cols],
-                                term.inputs, term.switch, [(at[row], k) for k, row in enumerate(term.rows)
-                                                           if row is not None]) for term in self._explicit]
+        self._explicit_plan = [(term.value, _picker([self.n_states if c is None else index[c] for c in term.cols]),
+                                _picker(term.inputs), term.switch, [(at[row], k) for k, row in enumerate(term.rows)
+                                                                    if row is not None]) for term in self._explicit]
 
     def _explicit_values(self, w, inputs, t, modes) -> list:
         """The explicit terms' residuals on ``_explicit_rows`` at states ``w`` and inputs
@@ -1129,9 +1142,8 @@ class DaeIsland:
         if self._explicit_pad:
             w = w + [0.0]
         values = [0.0] * len(self._explicit_rows)
-        for value, cols, slots, switch, places in self._explicit_plan:
-            z = [w[k] for k in cols]
-            ul = [inputs[k] for k in slots]
+        for value, pick_states, pick_inputs, switch, places in self._explicit_plan:
+            z, ul = pick_states(w), pick_inputs(inputs)
             residual = value(z, ul, t) if switch is None else value(z, ul, t, modes[switch])
             for k, i in places:
                 values[k] += residual[i]
@@ -1211,13 +1223,17 @@ class DaeIsland:
     def _derivative_floats(self, t, x, rows):
         """``derivative`` of a small linear island (``FLOAT_STATES``) on Python floats:
         ``K w1 + L c0 + (L B) u + sum of L[:, row] * source(t) + (L[:, rows]) explicit``,
-        the products of the mode's matrices formed once (``_float_rows``)."""
-        w = np.asarray(x, dtype=float).tolist()
+        the products of the mode's matrices formed once (``_float_rows``); a row that is one
+        of the values (a position's rate is its speed) is that value."""
+        w = x.tolist() if type(x) is np.ndarray and x.dtype is _FLOAT else np.asarray(x, dtype=float).tolist()
         inputs = self.inputs.tolist()
-        values = w + inputs + [fn(t) for _, _, fn in self._functions]
+        values = w + inputs
+        if self._functions:
+            values += [fn(t) for _, _, fn in self._functions]
         if self._explicit:
             values += self._explicit_values(w, inputs, t, self.modes)
-        return np.array([sum(map(operator.mul, coefs, values), base) for base, coefs in rows])
+        return np.array([sum(map(operator.mul, coefs, values), base) if copy is None else values[copy]
+                         for base, coefs, copy in rows])
 
     def _float_rows(self, lin) -> list:
         """Per state: ``(L c0, coefficients)`` as floats, the coefficients of the states,
@@ -1228,16 +1244,20 @@ class DaeIsland:
             len(self._functions), L.shape[0]).T
         coefs = np.hstack((lin.K, L @ self.B, functions, L[:, self._explicit_rows]))
         base = L @ self.c0
-        return [(float(base[i]), coefs[i].tolist()) for i in range(L.shape[0])]
+        return [(float(base[i]), coefs[i].tolist(), _copied(float(base[i]), coefs[i])) for i in range(L.shape[0])]
 
     # -- events --------------------------------------------------------------------------
     def _views(self, t, x, z, initial=False, switched=None):
         return [_View(self, k, t, x, z, initial, bool(switched and switched[k])) for k in range(len(self._switches))]
 
     def _lazy_views(self, t, x):
-        """Views that read the states directly and solve the network only when asked."""
+        """Views that read the states directly and solve the network only when asked (the
+        same objects at each call: the relations read them and keep none)."""
         states = x.tolist() if self.state_columns is not None else None
-        return [_View(self, k, t, x, None, False, False, states) for k in range(len(self._switches))]
+        views = self._reading_views
+        for view in views:
+            view.read(t, x, states)
+        return views
 
     def event_functions(self, t, x):
         if not self._switches:
@@ -1625,6 +1645,36 @@ def _conflicting_rows(pattern, match, unmatched) -> list:
         order = breadth_first_order(graph, row, directed=True, return_predecessors=False)
         reached.update(int(k) for k in order if k < m)
     return sorted(reached)
+
+
+def _lu_solve(lu, rhs) -> np.ndarray:
+    """``scipy.linalg.lu_solve`` a column at a time: with several right-hand sides OpenBLAS
+    hands the solve to its thread pool, which on a loaded machine costs milliseconds for a
+    2 x 2 system (one right-hand side stays on the calling thread)."""
+    if rhs.ndim == 1:
+        return scipy.linalg.lu_solve(lu, rhs)
+    out = np.empty((lu[0].shape[0], rhs.shape[1]))
+    for j in range(rhs.shape[1]):
+        out[:, j] = scipy.linalg.lu_solve(lu, rhs[:, j])
+    return out
+
+
+def _picker(indices) -> Callable:
+    """A function giving the items of a sequence at ``indices`` as a tuple (``itemgetter``
+    gives a bare item for one index)."""
+    if len(indices) == 1:
+        get = operator.itemgetter(indices[0])
+        return lambda items: (get(items),)
+    return operator.itemgetter(*indices) if indices else lambda items: ()
+
+
+def _copied(base, coefs) -> int | None:
+    """The index of the one value a derivative row copies (``base`` 0, one coefficient 1,
+    the others 0), else None."""
+    ones = np.flatnonzero(coefs == 1.0)
+    if base == 0.0 and len(ones) == 1 and np.count_nonzero(coefs) == 1:
+        return int(ones[0])
+    return None
 
 
 def _dense(entries, rows, cols) -> np.ndarray:
