@@ -41,7 +41,8 @@ def run_plan(plan, progress=None) -> dict:
                      else run_fixed_step(plan, d.n_samples, progress))
         wall = _time.perf_counter() - started
         return _result(plan, steps, wall)
-    except NFlowError:
+    except NFlowError as err:
+        _locate(plan, err)
         raise
     except _CallerError as caller:   # the caller's own progress callback raised: theirs, untouched
         raise caller.exc from None
@@ -56,6 +57,16 @@ def run_plan(plan, progress=None) -> dict:
         for f in plan.finalize:
             f()
     raise out_of_memory(f"running the diagram (at t = {plan.ctx.t:.9g})")
+
+
+def _locate(plan, err: NFlowError) -> None:
+    """A run-time error that names a block (an island's element, by its block id) but no
+    place gets that block's JSON pointer (and its param's), as compile-time errors have."""
+    if err.block is None or err.path is not None:
+        return
+    block = next((b for b in plan.diagram.blocks if b.id == err.block), None)
+    if block is not None:
+        err.path = block.where(err.param)["path"] if err.param else block.path
 
 
 def _failure(plan, exc: Exception) -> SimulationError:

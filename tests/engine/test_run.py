@@ -188,3 +188,12 @@ def test_an_exception_outside_any_block_names_none(monkeypatch):
     monkeypatch.setattr("nflow_compat.engine.run.run_fixed_step", broken)
     err = _error(*CHAIN)
     assert err.code == "internal_error" and err.block is None and "TypeError: the loop itself" in err.message
+
+
+def test_a_run_time_error_naming_a_block_gets_its_pointer(monkeypatch):
+    # an island's solver names the block of its element only: the run adds where it is
+    def refuse():
+        raise nc.SimulationError("island_unsolvable", "no solution", block="bad")
+    _broken(monkeypatch, algebraic=refuse)
+    err = _error(*CHAIN)
+    assert err.code == "island_unsolvable" and err.block == "bad" and err.path == "/blocks/2"
