@@ -592,6 +592,7 @@ def profile(k: int = TARGET_K) -> dict:
     vectorized set over the grid (and each of its array forms alone), the feeds, the
     generated step function, the bulk recording, the result."""
     from nflow_compat.engine.fixed_step import run_closures
+    from nflow_compat.engine.run import run_result
     out: dict = {"K": k}
     for model in FIXED_STEP_MODELS:
         ours = Ours(model)
@@ -635,7 +636,7 @@ def profile(k: int = TARGET_K) -> dict:
                 feeds = [iter(column.tolist()) for _ in step.fed]
                 step.run(0, n, plan.budget.chunk, feeds, step.start(), lambda done: None)
             pieces[f"generated step function ({step.inlined} blocks inlined, {len(step.calls)} calls)"] = loop
-        pieces["result assembly"] = lambda: plan._result(n, 0.0)
+        pieces["result assembly"] = lambda: run_result(plan, n, 0.0)
         pieces["run (closures)"] = lambda: _closure_run(plan, run_closures)
         best = {name: math.inf for name in pieces}
         for _ in range(PROFILE_ROUNDS):

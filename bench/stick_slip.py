@@ -736,6 +736,7 @@ def profile(solvers=("ode45", "dae")) -> dict:
     engine change made)."""
     from scipy.integrate import solve_ivp
 
+    from nflow_compat.engine.run import run_result
     from nflow_compat.engine.solver_driven import METHOD
     from nflow_compat.engine.system import PlanSystem
     from nflow_compat.engine.hybrid import integrate_hybrid, make_grid
@@ -819,7 +820,7 @@ def profile(solvers=("ode45", "dae")) -> dict:
                     f()
         n = len(grid)
         fns = {"run": plan.run, "core": core, "core_noscan": lambda: core(0), "gridded": gridded,
-               "majors": bulk_fill if fast else majors, "result": lambda: plan._result(n, 0.0), "hand": hand.run}
+               "majors": bulk_fill if fast else majors, "result": lambda: run_result(plan, n, 0.0), "hand": hand.run}
         best = {k: math.inf for k in fns}
         for _ in range(PROFILE_ROUNDS):
             for k, f in fns.items():

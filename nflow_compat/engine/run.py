@@ -40,7 +40,7 @@ def run_plan(plan, progress=None) -> dict:
             steps = (run_solver_driven(plan, progress) if plan.has_parts
                      else run_fixed_step(plan, d.n_samples, progress))
         wall = _time.perf_counter() - started
-        return _result(plan, steps, wall)
+        return run_result(plan, steps, wall)
     except NFlowError as err:
         _locate(plan, err)
         raise
@@ -80,7 +80,9 @@ def _failure(plan, exc: Exception) -> SimulationError:
                            f"{type(exc).__name__}: {exc}", block=b.id, path=b.path)
 
 
-def _result(plan, steps: int, wall: float) -> dict:
+def run_result(plan, steps: int, wall: float) -> dict:
+    """The result dict of a run of ``steps`` grid points: time, what each block's ``result``
+    gives (workspace, scopes, files), events, stats and warnings."""
     dt = plan.diagram.sample_time
     out = {"status": "ok", "time": np.arange(steps) * dt, "workspace": {}, "scopes": {},
            "events": list(plan.ctx.events),
