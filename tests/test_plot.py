@@ -6,6 +6,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import matplotlib
 import numpy as np
 import orjson
 import pytest
@@ -188,7 +189,6 @@ def _png_facts(path: Path):
 
 
 def test_cli_renders_a_real_result_to_png(tmp_path, capsys):
-    pytest.importorskip("matplotlib")
     result = clutches_result()
     src, out = tmp_path / "result.json", tmp_path / "clutches.png"
     src.write_bytes(orjson.dumps(result))
@@ -204,7 +204,6 @@ def test_cli_renders_a_real_result_to_png(tmp_path, capsys):
 
 
 def test_every_recorder_shape_renders(tmp_path):
-    pytest.importorskip("matplotlib")
     out = tmp_path / "mixed.png"
     info = plot.render(nc.simulate(mixed_diagram()), out, title="mixed recorders")
     assert info == {"panels": 10, "series": 1 + 1 + 1 + 3 + 2 + 2 + 1, "events": 0}
@@ -212,7 +211,6 @@ def test_every_recorder_shape_renders(tmp_path):
 
 
 def test_a_diagram_is_run_then_drawn_and_svg_works(tmp_path, capsys):
-    pytest.importorskip("matplotlib")
     src, out = tmp_path / "diagram.json", tmp_path / "d.svg"
     src.write_bytes(orjson.dumps(mixed_diagram()))
     assert main(["plot", str(src), "-o", str(out)]) == 0
@@ -221,7 +219,6 @@ def test_a_diagram_is_run_then_drawn_and_svg_works(tmp_path, capsys):
 
 
 def test_nothing_recorded_still_gives_an_image(tmp_path):
-    pytest.importorskip("matplotlib")
     out = tmp_path / "empty.png"
     result = nc.simulate(diagram([blk("c", "constant")], [], duration=0.2))
     assert plot.render(result, out) == {"panels": 0, "series": 0, "events": 0}
@@ -229,7 +226,6 @@ def test_nothing_recorded_still_gives_an_image(tmp_path):
 
 
 def test_unwritable_output_is_a_plot_error(tmp_path):
-    pytest.importorskip("matplotlib")
     with pytest.raises(plot.PlotError) as info:
         plot.render(nc.simulate(mixed_diagram()), tmp_path / "no" / "such" / "dir" / "x.png")
     assert info.value.code == "plot_output"
@@ -272,7 +268,6 @@ def test_an_image_too_tall_for_the_dpi_is_a_typed_error(tmp_path):
 
 
 def test_event_legend_instead_of_stacked_labels(tmp_path):
-    import matplotlib
     result = clutches_result()
     out = tmp_path / "events.svg"
     with matplotlib.rc_context({"svg.fonttype": "none"}):       # text stays text in the SVG
@@ -287,7 +282,6 @@ def test_event_legend_instead_of_stacked_labels(tmp_path):
 
 
 def test_cli_names_a_result_file_from_its_diagram(tmp_path, capsys):
-    import matplotlib
     d = position_speed_force()
     src, res = tmp_path / "d.json", tmp_path / "r.json"
     src.write_bytes(orjson.dumps(d))

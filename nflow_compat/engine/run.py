@@ -66,7 +66,7 @@ def _locate(plan, err: NFlowError) -> None:
         return
     block = next((b for b in plan.diagram.blocks if b.id == err.block), None)
     if block is not None:
-        err.path = block.where(err.param)["path"] if err.param else block.path
+        err.path = block.where(err.param)["path"]
 
 
 def _failure(plan, exc: Exception) -> SimulationError:

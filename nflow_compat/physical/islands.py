@@ -254,7 +254,7 @@ def _build_circuits(circuit, acausal) -> list:
         b = by_name.get(err.block)
         if b is not None and err.path is None:
             err.block = b.id
-            err.path = b.where(err.param)["path"] if err.param else b.path
+            err.path = b.where(err.param)["path"]
         raise
 
 
