@@ -42,7 +42,8 @@ How an island is built
   terms that read states only (a friction law of the speed, a diode across a capacitor)
   are evaluated explicitly with the sources, so such an island stays linear in its
   algebraic part; the others are solved by damped Newton warm-started from the last
-  solution. An island of at most ``FLOAT_STATES`` states computes its derivative on floats.
+  solution. An island of at most ``FLOAT_STATES`` states computes its derivative with a
+  function generated per mode on floats (``float_derivative``).
   An index-2 constraint (a capacitor directly across a voltage source, a prescribed speed
   on a mass) is differentiated once with the sources' exact derivatives (below).
 * **Modes** (IdealDiode, IdealSwitch, MSL friction and stops, ElastoGap/ElastoBacklash): a
@@ -74,6 +75,7 @@ from scipy.sparse.csgraph import breadth_first_order, maximum_bipartite_matching
 
 from .. import roots
 from ..errors import DiagramError, SimulationError
+from . import float_derivative
 from .events import PhysicalEvent
 from .nodes import AffineUnionFind, connected_elements, join_pins
 
@@ -1001,7 +1003,7 @@ class DaeIsland:
                 # c is c0 at every evaluation: its products once (the same arithmetic)
                 entry.L_c0, entry.Zc_c0 = entry.L @ self.c0, entry.Zc @ self.c0
             elif entry.constraint is None and self.n_states <= FLOAT_STATES:
-                entry.float_rows = self._float_rows(entry)
+                entry.float_derivative = self._float_derivative(entry, modes)
         if len(self._linear_cache) > 1024:
             self._linear_cache.clear()
         self._linear_cache[modes] = entry
@@ -1202,8 +1204,9 @@ class DaeIsland:
 
     def derivative(self, t, x):
         lin = self._linear(self.modes)
-        if lin.float_rows is not None:
-            return self._derivative_floats(t, x, lin.float_rows)
+        if lin.float_derivative is not None:
+            w = x.tolist() if type(x) is np.ndarray and x.dtype is _FLOAT else np.asarray(x, dtype=float).tolist()
+            return lin.float_derivative(t, w, self.inputs.tolist())
         w1 = np.asarray(x, dtype=float)
         u = self.inputs
         if not self._implicit:
@@ -1220,31 +1223,41 @@ class DaeIsland:
         nl, _ = self._nl(z, u, t, False, self.modes)
         return -(self._R_inv @ (self._U1t @ (A @ z + c + nl)))
 
-    def _derivative_floats(self, t, x, rows):
-        """``derivative`` of a small linear island (``FLOAT_STATES``) on Python floats:
-        ``K w1 + L c0 + (L B) u + sum of L[:, row] * source(t) + (L[:, rows]) explicit``,
-        the products of the mode's matrices formed once (``_float_rows``); a row that is one
-        of the values (a position's rate is its speed) is that value."""
-        w = x.tolist() if type(x) is np.ndarray and x.dtype is _FLOAT else np.asarray(x, dtype=float).tolist()
-        inputs = self.inputs.tolist()
-        values = w + inputs
-        if self._functions:
-            values += [fn(t) for _, _, fn in self._functions]
-        if self._explicit:
-            values += self._explicit_values(w, inputs, t, self.modes)
-        return np.array([sum(map(operator.mul, coefs, values), base) if copy is None else values[copy]
-                         for base, coefs, copy in rows])
-
-    def _float_rows(self, lin) -> list:
-        """Per state: ``(L c0, coefficients)`` as floats, the coefficients of the states,
-        the inputs (``L B``), the time functions (``L`` at their rows times their
-        coefficients) and the explicit terms' rows (``L`` there), in that order."""
+    def _float_derivative(self, lin, modes) -> Callable:
+        """``derivative`` of a small island (``FLOAT_STATES``) in ``modes``, generated on
+        floats (``float_derivative``): per state ``L c0``, then the coefficients of the
+        states (``K``), the inputs (``L B``), the time functions (``L`` at their rows times
+        their coefficients) and the explicit terms' rows (``L`` there), in that order; a row
+        that is one of the values (a position's rate is its speed) is that value."""
         L = lin.L
         functions = np.array([coef * L[:, row] for row, coef, _ in self._functions]).reshape(
             len(self._functions), L.shape[0]).T
         coefs = np.hstack((lin.K, L @ self.B, functions, L[:, self._explicit_rows]))
         base = L @ self.c0
-        return [(float(base[i]), coefs[i].tolist(), _copied(float(base[i]), coefs[i])) for i in range(L.shape[0])]
+        rows, constants = [], []
+        for i in range(L.shape[0]):
+            copy = _copied(float(base[i]), coefs[i])
+            if copy is not None:
+                rows.append(("copy", copy))
+                continue
+            nonzero = tuple(int(k) for k in np.flatnonzero(coefs[i]))
+            rows.append(("sum", bool(base[i] != 0.0), nonzero))
+            constants += ([float(base[i])] if base[i] != 0.0 else []) + coefs[i][list(nonzero)].tolist()
+        index = {int(c): k for k, c in enumerate(self.state_columns)} if self.state_columns is not None else {}
+        at = {int(row): k for k, row in enumerate(self._explicit_rows)}
+        explicit = [[] for _ in at]
+        for j, term in enumerate(self._explicit):
+            for i, row in enumerate(term.rows):
+                if row is not None:
+                    explicit[at[row]].append((j, i))
+        shape = float_derivative.Shape(
+            self.n_states, len(self.inputs), len(self._functions),
+            tuple(float_derivative.Term(tuple(None if c is None else index[c] for c in term.cols),
+                                        tuple(term.inputs), term.switch is not None) for term in self._explicit),
+            tuple(tuple(parts) for parts in explicit), tuple(rows))
+        return float_derivative.make_derivative(
+            shape, [fn for _, _, fn in self._functions], [term.value for term in self._explicit],
+            [modes[term.switch] for term in self._explicit if term.switch is not None], constants)
 
     # -- events --------------------------------------------------------------------------
     def _views(self, t, x, z, initial=False, switched=None):
@@ -1619,7 +1632,7 @@ class _Eliminated:
     constraint: tuple | None = None     # (G, H): the states obey G w1 + H c(t) = 0 (index 2)
     L_c0: np.ndarray | None = None      # L c and Zc c where c is constant (no time functions,
     Zc_c0: np.ndarray | None = None     # no inputs, no constraint)
-    float_rows: list | None = None      # DaeIsland._float_rows (a small island whose c varies)
+    float_derivative: Callable | None = None   # DaeIsland._float_derivative (a small island whose c varies)
 
 
 def _merged(element, values):

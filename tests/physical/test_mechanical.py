@@ -597,24 +597,3 @@ def test_a_gap_never_adds_energy(c, d, v0, m):
                         dt=0.005, duration=1.5, relTol=1e-9, absTol=1e-11)
     energy = 0.5 * m * out["v"] ** 2 + 0.5 * c * np.clip(0.5 - out["s"], 0.0, None) ** 2
     assert np.all(np.diff(energy) <= 1e-6 * max(1.0, energy[0]))
-
-
-def test_the_float_derivative_of_a_small_island_is_its_matrix_form_in_every_branch():
-    # a stick-slip mass driven by a sine force: 2 states, so the derivative runs on floats
-    # (a position's rate copied from its speed); in each branch it must equal
-    # K w + L (c + explicit terms) made with the mode's matrices
-    blocks = [blk("f0", "sine", Amplitude=3.0, Frequency=0.5), blk("f", "Force"),
-              blk("m", "MassWithStopAndFriction", m=1.5, L=0.0, smax=2.0, smin=-2.0, F_prop=0.4, F_Coulomb=1.0,
-                  F_Stribeck=0.5, fexp=2.0, v_small=1e-3)]
-    conns = [{"from": "f0", "to": "f", "fromIndex": 0, "toIndex": 0}, pin("f", "flange", "m", "flange_a")]
-    island = _island(diagram(blocks, conns, dt=0.05, duration=1.0, solver="ode45"))
-    assert island.n_states == 2
-    island.inputs[:] = 1.25
-    for branch in island._elements[0].branches:
-        island.modes = (branch,)
-        lin = island._linear(island.modes)
-        assert lin.float_rows is not None
-        for w in ([0.3, -0.7], [-1.1, 0.4], [0.0, 0.0]):
-            w = np.array(w)
-            c = island._with_explicit(island._c(0.2, island.inputs), w, island.inputs, 0.2, island.modes)
-            np.testing.assert_allclose(island.derivative(0.2, w), lin.K @ w + lin.L @ c, rtol=1e-14, atol=1e-14)
