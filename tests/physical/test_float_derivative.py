@@ -37,6 +37,14 @@ def _rc_with_a_sine_source():
     return blocks, conns
 
 
+def _every_mode(island) -> list:
+    """Each branch of the island's one switching element, or its one mode without any."""
+    if not island._elements:
+        return [()]
+    element, = island._elements
+    return [(branch,) for branch in element.branches]
+
+
 @pytest.mark.parametrize("make", [_stick_slip, _rc_with_a_sine_source])
 def test_the_float_derivative_is_the_matrix_form_in_every_branch(make):
     # in each branch the generated derivative must equal K w + L (c + explicit terms)
@@ -44,8 +52,7 @@ def test_the_float_derivative_is_the_matrix_form_in_every_branch(make):
     island = _island(diagram(*make(), dt=0.05, duration=1.0, solver="ode45"))
     assert 1 <= island.n_states <= 4
     island.inputs[:] = 1.25
-    branches = [el.branches for el in island._elements] or [(None,)]
-    for modes in ([tuple(b[k] for b in branches) for k in range(len(branches[0]))] if island._elements else [()]):
+    for modes in _every_mode(island):
         island.modes = modes
         lin = island._linear(island.modes)
         assert lin.float_derivative is not None
