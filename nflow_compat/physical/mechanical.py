@@ -656,11 +656,14 @@ class _StickSlip(Element):
             return []
         law = self.law
         fn = law.fn_max * view.input(self._fn) if self._fn is not None else 0.0
-        f0, f0_max = law.thresholds(fn)
         # each quantity once, only where a watched relation reads it
         speed = view.value(self._speed) if "speed" in reads else None
         position = view.value(self._position) if "position" in reads else None
-        sa = self._path_parameter(self.branch_of(state), view, f0_max) if "sa" in reads else None
+        if "sa" in reads:
+            f0, f0_max = law.thresholds(fn)
+            sa = self._path_parameter(self.branch_of(state), view, f0_max)
+        else:
+            f0 = f0_max = sa = None
         return [_RELATIONS[code](speed, position, sa, fn, f0, f0_max, law) for code in watched]
 
     def committed(self, state, values):
