@@ -160,23 +160,22 @@ class StribeckStopLaw(FrictionLaw):
 class TableFrictionLaw(FrictionLaw):
     """Table friction of the MSL PartialFriction family.
 
-    * ``kind='brake'`` (translational or rotational Brake) and ``kind='clutch'``:
-      ``f = mu(v)*cgeo*fn`` with ``fn = fn_max*u``, free when ``fn <= 0``,
-      ``f0 = mu(0)*cgeo*fn``, ``f0_max = peak*f0``;
-    * ``kind='support'`` (SupportFriction): ``f = F(v)`` from the table directly,
-      never free, ``f0 = F(0)``, ``f0_max = peak*f0``.
+    ``kind='brake'`` (translational or rotational Brake) and ``kind='clutch'``:
+    ``f = mu(v)*cgeo*fn`` with ``fn = fn_max*u``, free when ``fn <= 0``,
+    ``f0 = mu(0)*cgeo*fn``, ``f0_max = peak*f0``.
 
     Table signs ``(sigma_v, sigma_mu)`` per branch: startForward (+1,+1), startBackward
     (-1,-1) except the Clutch's (+1,-1) (an MSL asymmetry kept on purpose), pre Forward
     (+1,+1), otherwise (-1,-1); the force is ``sigma_mu*table(sigma_v*v)``.
     """
 
+    uses_normal_force = True
+
     def __init__(self, name, *, kind, table, peak=1.0, cgeo=1.0, fn_max=1.0, small=1e-3):
-        _check(name, kind in ("brake", "clutch", "support"), "kind", "is unknown")
+        _check(name, kind in ("brake", "clutch"), "kind", "is unknown")
         self.name = name
         self.kind = kind
-        param = "f_pos" if kind == "support" else "mu_pos"
-        self.table = Table1D(table, name, param)
+        self.table = Table1D(table, name, "mu_pos")
         for p, val in (("peak", peak), ("cgeo", cgeo), ("fn_max", fn_max), ("small", small)):
             _check(name, isinstance(val, (int, float)) and not math.isnan(val), p, "must be a number")
         _check(name, peak >= 1, "peak", "must be >= 1")
@@ -184,19 +183,18 @@ class TableFrictionLaw(FrictionLaw):
         _check(name, fn_max >= 0, "fn_max", "must be >= 0")
         self.peak, self.cgeo, self.fn_max = float(peak), float(cgeo), float(fn_max)
         self.small = float(small)
-        self.uses_normal_force = kind != "support"
         self.t0 = self.table(0.0)
         self.sb_sign_v = 1.0 if kind == "clutch" else -1.0
 
     def is_free(self, fn, room_f, room_b):
-        return self.uses_normal_force and fn <= 0.0
+        return fn <= 0.0
 
     def thresholds(self, fn):
-        f0 = self.t0 * (self.cgeo * fn if self.uses_normal_force else 1.0)
+        f0 = self.t0 * (self.cgeo * fn)
         return f0, self.peak * f0
 
     def force(self, branch, v, fn):
-        scale = self.cgeo * fn if self.uses_normal_force else 1.0
+        scale = self.cgeo * fn
         tab = self.table
         if branch == START_F or branch == SLIDE_F:
             return tab(v) * scale
