@@ -57,8 +57,7 @@ _ABSOLUTE = {"pos": "pos", "pos_rel": "pos", "vel": "vel", "vel_rel": "vel", "ac
 
 class IslandPart:
     """One island as a continuous part of the plan: its state slice, the signals that
-    drive it (read from the signal store at each evaluation), the values it takes from
-    coupled islands (an EMF's shaft speed, its current) and its event log."""
+    drive it (read from the signal store at each evaluation) and its event log."""
 
     fresh_derivative = True      # an island computes a new derivative array per call
 
@@ -71,15 +70,11 @@ class IslandPart:
         self.x0 = np.array(island.x0, dtype=float)
         self.x = self.x0.copy()
         self.feeds = []             # (island input index, signal slot)
-        self.couplings = []         # (island input index, reader of another island)
         self.refresh_rates = None   # fills island.input_rates (engine.rates), when the island needs them
 
     def feed(self, element: str, slot):
         if slot is not None:
             self.feeds.append((self.island.input_index(element), slot))
-
-    def couple(self, index: int, reader):
-        self.couplings.append((index, reader))
 
     def load(self, x):
         self.x = x
@@ -95,8 +90,6 @@ class IslandPart:
         for k, slot in self.feeds:
             value = S[slot]
             u[k] = value if isinstance(value, float) else float(np.ravel(value)[0])
-        for k, read in self.couplings:
-            u[k] = read()
         if self.refresh_rates is not None:
             self.refresh_rates()
 
@@ -288,7 +281,7 @@ def _circuit_reader(part, kind, target, other) -> Reader:
     pick = island.probe_pick(kind, target, other)
     needed = island.probe_inputs(kind, target, other)
     return Reader(read, pure=island.probes_pure,
-                  of_state=(part, pick) if pick is not None and not (part.feeds or part.couplings) else None,
+                  of_state=(part, pick) if pick is not None and not part.feeds else None,
                   reads=tuple(sorted({slot for k, slot in part.feeds if k in needed})))
 
 
