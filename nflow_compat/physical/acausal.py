@@ -233,6 +233,12 @@ class Element:
         (a Fixed flange). Tied nodes are aliases of one unknown (``AffineUnionFind``)."""
         return []
 
+    def coordinate(self):
+        """``(pin, offset)``: the unknown of the node of ``pin`` (and of the nodes tied to it)
+        is ``pos(pin) + offset``: a long body's centre, MSL's state ``s``, so that the
+        solver's tolerances weigh the position MSL integrates. None: the node's own."""
+        return None
+
     # a source's value: its signal input, else its parameter ``value_param``, else its
     # waveform ``shape(self)`` (a time function); the keyword arguments of Stamp.source
     value_param: ClassVar[str | None] = None
@@ -685,12 +691,23 @@ def _compile(elements: list, node_of: dict, pin_domains: dict) -> "DaeIsland":
             raise DiagramError("no_ground", "the circuit of " + ", ".join(blocks[:6])
                                + (", ..." if len(blocks) > 6 else "") + " has no Ground: its potentials are "
                                "undetermined (add a Ground block)", block=blocks[0])
+    coordinates = {}   # root -> (node, offset): its column is pos(node) + offset (Element.coordinate)
+    for el in elements:
+        at = el.coordinate()
+        if at is not None:
+            node = node_of[f"{el.name}.{at[0]}"]
+            coordinates.setdefault(ties.find(node), (node, at[1]))
     node_at = {}     # node -> (column, balance row, k, d): its across variable is k*z[column] + d
     for root, members in sorted(groups.items(), key=lambda item: item[1][0]):
         if root == reference:
             for node in members:
                 node_at[node] = (None, None, 0.0, ties.rel(node)[2])
             continue
+        scale, shift = 1.0, 0.0      # pos(root) = scale*z[column] + shift
+        if root in coordinates:
+            node, offset = coordinates[root]
+            _, k, d = ties.rel(node)
+            scale, shift = 1.0 / k, -(d + offset) / k
         pins = [p for node in members for p in node_pins[node]]
         col = asm.new_col(_node_label(pins))
         owners = tuple(sorted({p.split(".")[0] for p in pins}))
@@ -698,7 +715,7 @@ def _compile(elements: list, node_of: dict, pin_domains: dict) -> "DaeIsland":
         asm.node_owners[col] = owners
         for node in members:
             _, k, d = ties.rel(node)
-            node_at[node] = (col, row, k, d)
+            node_at[node] = (col, row, k * scale, k * shift + d)
     n_inputs = 0
     input_names, input_slots = [], {}
     handles = {}       # element -> (pin -> (column, row, k, d), unknown -> column), for the probes

@@ -708,6 +708,9 @@ class MassWithStopAndFriction(_StickSlip):
     def ties(self):
         return [("flange_a", "flange_b", 1.0, self.param("L", nonnegative=True))]
 
+    def coordinate(self):
+        return ("flange_a", self.param("L") / 2.0)
+
     def make_law(self):
         if not self.param("smax") > self.param("smin"):
             raise DiagramError("param_range", f"{self.name}: smax ({self.param('smax'):g}) must be greater than smin "

@@ -597,3 +597,12 @@ def test_a_gap_never_adds_energy(c, d, v0, m):
                         dt=0.005, duration=1.5, relTol=1e-9, absTol=1e-11)
     energy = 0.5 * m * out["v"] ** 2 + 0.5 * c * np.clip(0.5 - out["s"], 0.0, None) ** 2
     assert np.all(np.diff(energy) <= 1e-6 * max(1.0, energy[0]))
+
+
+def test_a_long_mass_integrates_its_centre_as_msl_does():
+    # MSL's state is the centre s of a MassWithStopAndFriction (flanges at s -+ L/2): the
+    # solver's tolerances weigh |s|, not the flange position s - L/2
+    blocks = [blk("f", "Force"), blk("m", "MassWithStopAndFriction", m=1.0, L=3.0, smax=10.0, smin=-10.0, s0=0.25,
+                                     v0=0.5, F_prop=0.1, F_Coulomb=0.0, F_Stribeck=0.0)]
+    island = _island(diagram(blocks, [pin("f", "flange", "m", "flange_a")], dt=0.05, duration=0.1, solver="ode45"))
+    assert sorted(island.x0) == [0.25, 0.5]
