@@ -1143,17 +1143,29 @@ class DaeIsland:
         raise first
 
     def _prepare_explicit(self):
-        """The explicit terms' columns as indices of the states (``n_states``: a reference
-        potential's 0, appended), their rows gathered in one vector (``_explicit_rows``)."""
+        """The explicit terms' layout, once: their columns as indices of the states (None: a
+        reference potential's 0), their rows gathered in one vector (``_explicit_rows``) and
+        where each term's residuals go in it. ``_explicit_plan`` (for ``_explicit_values``)
+        and ``_explicit_terms`` / ``_explicit_sums`` (for the generated derivative) are the
+        same layout in the two forms their users read."""
         columns = self.state_columns if self.state_columns is not None else ()
         index = {int(c): k for k, c in enumerate(columns)}
         rows = sorted({row for term in self._explicit for row in term.rows if row is not None})
         at = {row: k for k, row in enumerate(rows)}
         self._explicit_rows = np.array(rows, dtype=int)
-        self._explicit_pad = any(c is None for term in self._explicit for c in term.cols)
-        self._explicit_plan = [(term.value, _picker([self.n_states if c is None else index[c] for c in term.cols]),
-                                _picker(term.inputs), term.switch, [(at[row], k) for k, row in enumerate(term.rows)
-                                                                    if row is not None]) for term in self._explicit]
+        states = [tuple(None if c is None else index[c] for c in term.cols) for term in self._explicit]
+        places = [[(at[row], i) for i, row in enumerate(term.rows) if row is not None] for term in self._explicit]
+        self._explicit_pad = any(k is None for picked in states for k in picked)
+        self._explicit_plan = [(term.value, _picker([self.n_states if k is None else k for k in picked]),
+                                _picker(term.inputs), term.switch, term_places)
+                               for term, picked, term_places in zip(self._explicit, states, places)]
+        self._explicit_terms = tuple(float_derivative.Term(picked, tuple(term.inputs), term.switch is not None)
+                                     for term, picked in zip(self._explicit, states))
+        sums = [[] for _ in rows]
+        for j, term_places in enumerate(places):
+            for k, i in term_places:
+                sums[k].append((j, i))
+        self._explicit_sums = tuple(tuple(parts) for parts in sums)
 
     def _explicit_values(self, w, inputs, t, modes) -> list:
         """The explicit terms' residuals on ``_explicit_rows`` at states ``w`` and inputs
@@ -1260,18 +1272,8 @@ class DaeIsland:
             nonzero = tuple(int(k) for k in np.flatnonzero(coefs[i]))
             rows.append(("sum", bool(base[i] != 0.0), nonzero))
             constants += ([float(base[i])] if base[i] != 0.0 else []) + coefs[i][list(nonzero)].tolist()
-        index = {int(c): k for k, c in enumerate(self.state_columns)} if self.state_columns is not None else {}
-        at = {int(row): k for k, row in enumerate(self._explicit_rows)}
-        explicit = [[] for _ in at]
-        for j, term in enumerate(self._explicit):
-            for i, row in enumerate(term.rows):
-                if row is not None:
-                    explicit[at[row]].append((j, i))
-        shape = float_derivative.Shape(
-            self.n_states, len(self.inputs), len(self._functions),
-            tuple(float_derivative.Term(tuple(None if c is None else index[c] for c in term.cols),
-                                        tuple(term.inputs), term.switch is not None) for term in self._explicit),
-            tuple(tuple(parts) for parts in explicit), tuple(rows))
+        shape = float_derivative.Shape(self.n_states, len(self.inputs), len(self._functions), self._explicit_terms,
+                                       self._explicit_sums, tuple(rows))
         return float_derivative.make_derivative(
             shape, [fn for _, _, fn in self._functions], [term.value for term in self._explicit],
             [modes[term.switch] for term in self._explicit if term.switch is not None], constants)
