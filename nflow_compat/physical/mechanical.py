@@ -719,7 +719,8 @@ class MassWithStopAndFriction(_StickSlip):
             "F_prop", "F_Coulomb", "F_Stribeck", "fexp", "smin", "smax", "L", "v_small")})
 
     def position(self, s):
-        return s.position("flange_a") + self.param("L") / 2.0
+        pin, offset = self.coordinate()     # the stops act on the centre, the mass's unknown
+        return s.position(pin) + offset
 
     def stamp(self, s):
         super().stamp(s)
