@@ -4,6 +4,8 @@ from __future__ import annotations
 import numpy as np
 
 import nflow_compat as nc
+from nflow_compat.engine.system import PlanSystem
+from nflow_compat.physical.acausal import DaeIsland
 from tests.util import blk, diagram, pin, rec
 
 TIGHT = dict(dt=0.05, duration=2.0, solver="ode45", relTol=1e-10, absTol=1e-12)
@@ -32,3 +34,9 @@ def sensed(blocks, conns, sensors, **kw):
 def mode_changes(res) -> list:
     """``(block, from, to)`` of every mode change of a run's events."""
     return [(e["block"], e["from"], e["to"]) for e in res["events"] if e["kind"] == "mode"]
+
+
+def island_of(d) -> DaeIsland:
+    """The one acausal island of diagram ``d``, compiled (for checks of its internals)."""
+    part, = PlanSystem(nc.compile_plan(d)).parts
+    return part.island

@@ -6,17 +6,12 @@ import numpy as np
 import pytest
 
 import nflow_compat as nc
-from nflow_compat.engine.system import PlanSystem
 from nflow_compat.generated import run_generated
 from nflow_compat.physical import float_derivative
-from nflow_compat.physical.acausal import DaeIsland
+from tests.physical.mechanisms import island_of
 from tests.test_generated import HOSTILE
 from tests.util import blk, diagram, pin, wire
 
-
-def _island(d) -> DaeIsland:
-    part, = PlanSystem(nc.compile_plan(d)).parts
-    return part.island
 
 
 def _stick_slip(prefix="", m=1.5):
@@ -49,7 +44,7 @@ def _every_mode(island) -> list:
 def test_the_float_derivative_is_the_matrix_form_in_every_branch(make):
     # in each branch the generated derivative must equal K w + L (c + explicit terms)
     # made with the mode's matrices
-    island = _island(diagram(*make(), dt=0.05, duration=1.0, solver="ode45"))
+    island = island_of(diagram(*make(), dt=0.05, duration=1.0, solver="ode45"))
     assert 1 <= island.n_states <= 4
     island.inputs[:] = 1.25
     for modes in _every_mode(island):

@@ -10,15 +10,9 @@ from hypothesis import strategies as st
 from scipy.linalg import expm
 
 import nflow_compat as nc
-from nflow_compat.engine.system import PlanSystem
-from nflow_compat.physical.acausal import DaeIsland
-from tests.physical.mechanisms import mode_changes, run_sensors, sensed
+from tests.physical.mechanisms import island_of, mode_changes, run_sensors, sensed
 from tests.util import blk, diagram, pin, wire
 
-
-def _island(d) -> DaeIsland:
-    part, = PlanSystem(nc.compile_plan(d)).parts
-    return part.island
 
 
 def _chain(first, spring, m, s0):
@@ -38,7 +32,7 @@ def test_a_massless_node_between_springs_is_an_algebraic_position():
     # series stiffness k = k1 k2/(k1 + k2): s = s0 cos(sqrt(k/m) t); only s and v are states
     k1, k2, m, s0 = 30.0, 60.0, 0.5, 0.2
     d, t, out = _chain(blk("k1", "Spring", k=k1), blk("k2", "Spring", k=k2), m, s0)
-    assert _island(d).n_states == 2
+    assert island_of(d).n_states == 2
     s = s0 * np.cos(np.sqrt(k1 * k2 / (k1 + k2) / m) * t)
     np.testing.assert_allclose(out["s"], s, atol=1e-8)
     np.testing.assert_allclose(out["p"], k2 * s / (k1 + k2), atol=1e-8)
@@ -49,7 +43,7 @@ def test_a_massless_node_behind_a_damper_is_a_first_order_state():
     # node's speed solved from its balance; against expm of that 3x3 system
     d_, k, m, s0 = 4.0, 25.0, 1.5, 0.3
     d, t, out = _chain(blk("d", "Damper", d=d_), blk("k", "Spring", k=k), m, s0)
-    assert _island(d).n_states == 3
+    assert island_of(d).n_states == 3
     A = np.array([[0.0, 0.0, 1.0], [k / d_, -k / d_, 0.0], [-k / m, k / m, 0.0]])     # (s, p, v)
     ref = np.array([expm(A * tk) @ [s0, 0.0, 0.0] for tk in t])
     np.testing.assert_allclose(out["s"], ref[:, 0], atol=1e-8)
@@ -64,7 +58,7 @@ def test_a_law_of_the_states_is_evaluated_without_newton():
               blk("vs", "SpeedSensor"), blk("ps", "PositionSensor")]
     conns = [pin("m", "flange", "q", "flange"), pin("vs", "flange", "m", "flange"), pin("ps", "flange", "m", "flange")]
     d, _, t, out = run_sensors(blocks, conns, [("vs", "v"), ("ps", "s")])
-    island = _island(d)
+    island = island_of(d)
     assert island._nonlinear and not island._implicit
     np.testing.assert_allclose(out["v"], v0 / (1.0 + d_ * v0 * t / m), atol=1e-8)
     np.testing.assert_allclose(out["s"], m / d_ * np.log1p(d_ * v0 * t / m), atol=1e-8)
@@ -79,7 +73,7 @@ def test_a_gear_makes_one_unknown_of_its_two_flanges():
     conns = [pin("tau", "flange", "J1", "flange"), pin("J1", "flange", "g", "a"), pin("g", "b", "J2", "flange"),
              pin("a1", "flange", "J1", "flange"), pin("a2", "flange", "J2", "flange")]
     d, _, t, out = run_sensors(blocks, conns, [("a1", "phi1"), ("a2", "phi2")])
-    assert _island(d).n_states == 2
+    assert island_of(d).n_states == 2
     phi1 = 0.5 * tau / (J1 + J2 / r ** 2) * t ** 2
     np.testing.assert_allclose(out["phi1"], phi1, atol=1e-9)
     np.testing.assert_allclose(out["phi2"], phi1 / r, atol=1e-9)
@@ -104,12 +98,12 @@ def test_msl_brake_locks_a_sliding_mass_through_the_switching_mechanism(solver):
     assert abs([e["t"] for e in res["events"] if e["to"] == "stuck"][-1] - t1) < 1e-9
 
 
-def test_an_emf_joins_circuit_and_shaft_in_one_island():
+def test_an_emf_joins_circuit_and_shaft_in_oneisland_of():
     blocks = [blk("gnd", "Ground"), blk("V", "ConstantVoltage", V=2.0), blk("R", "Resistor", R=1.0),
               blk("emf", "EMF", k=0.5), blk("J", "Inertia", J=0.1)]
     conns = [pin("V", "n", "gnd", "p"), pin("V", "p", "R", "p"), pin("R", "n", "emf", "p"),
              pin("emf", "n", "gnd", "p"), pin("emf", "flange", "J", "flange")]
-    island = _island(diagram(blocks, conns, solver="ode45"))
+    island = island_of(diagram(blocks, conns, solver="ode45"))
     assert set(island.element_names) == {"gnd", "V", "R", "emf", "J"}
 
 
@@ -253,7 +247,7 @@ def test_a_rod_joins_two_masses_into_one_body():
     d, _, t, out = run_sensors(blocks + [blk("p1", "PositionSensor"), blk("p2", "PositionSensor")],
                         conns + [pin("p1", "flange", "m1", "flange"), pin("p2", "flange", "m2", "flange")],
                         [("p1", "s1"), ("p2", "s2")], dt=0.1, duration=1.0)
-    assert _island(d).n_states == 2
+    assert island_of(d).n_states == 2
     np.testing.assert_allclose(out["s1"], 1.0 + t ** 2, atol=1e-10)
     np.testing.assert_array_equal(out["s2"], out["s1"])
 
@@ -604,5 +598,5 @@ def test_a_long_mass_integrates_its_centre_as_msl_does():
     # solver's tolerances weigh |s|, not the flange position s - L/2
     blocks = [blk("f", "Force"), blk("m", "MassWithStopAndFriction", m=1.0, L=3.0, smax=10.0, smin=-10.0, s0=0.25,
                                      v0=0.5, F_prop=0.1, F_Coulomb=0.0, F_Stribeck=0.0)]
-    island = _island(diagram(blocks, [pin("f", "flange", "m", "flange_a")], dt=0.05, duration=0.1, solver="ode45"))
+    island = island_of(diagram(blocks, [pin("f", "flange", "m", "flange_a")], dt=0.05, duration=0.1, solver="ode45"))
     assert sorted(island.x0) == [0.25, 0.5]
