@@ -571,7 +571,7 @@ class _StickSlip(Element):
             return (-law.force(branch, speed, fn_max * u[0] if u else 0.0),)
         s.nonlinear([row], cols, sliding, inputs=[self._fn] if self._fn is not None else [], moded=True,
                     value=value)
-        self._watched = (None, (), frozenset())
+        self._watched = (None, frozenset(), [])
 
     def position(self, s):
         """The position the stops act on (None: no stops)."""
@@ -647,12 +647,13 @@ class _StickSlip(Element):
         return fr.branch_of(free, locked, state.start_forward, state.start_backward, state.mode)
 
     def relations(self, state, view):
-        seen, watched, reads = self._watched
+        seen, reads, relations = self._watched
         if state is not seen:      # a new committed state (the same object between events)
-            watched = fr.watched_relations(self.law, state)
-            reads = frozenset(_RELATION_READS[code] for code in watched)
-            self._watched = (state, watched, reads)
-        if not watched:
+            entries = [_RELATIONS[code] for code in fr.watched_relations(self.law, state)]
+            reads = frozenset(quantity for quantity, _ in entries)
+            relations = [relation for _, relation in entries]
+            self._watched = (state, reads, relations)
+        if not relations:
             return []
         law = self.law
         fn = law.fn_max * view.input(self._fn) if self._fn is not None else 0.0
@@ -664,7 +665,7 @@ class _StickSlip(Element):
             sa = self._path_parameter(self.branch_of(state), view, f0_max)
         else:
             f0 = f0_max = sa = None
-        return [_RELATIONS[code](speed, position, sa, fn, f0, f0_max, law) for code in watched]
+        return [relation(speed, position, sa, fn, f0, f0_max, law) for relation in relations]
 
     def committed(self, state, values):
         return [1.0 if value > 0.0 else 0.0 for value in values]
@@ -678,23 +679,20 @@ class _StickSlip(Element):
         return ("locked", "free", "startForward", "startBackward", "forward", "backward")[branch]
 
 
-# physical.friction's relations, of (speed, position, sa, fn, f0, f0_max, law), and the
-# quantity each reads (speed: relative speed, position: where the stops act, sa: the path
-# parameter)
+# physical.friction's relations: the quantity each reads (speed: relative speed, position:
+# where the stops act, sa: the path parameter, fn: the normal force) and its value, of
+# (speed, position, sa, fn, f0, f0_max, law)
 _RELATIONS = {
-    fr.REL_V_POS: lambda speed, position, sa, fn, f0, f0_max, law: speed,
-    fr.REL_V_NEG: lambda speed, position, sa, fn, f0, f0_max, law: -speed,
-    fr.REL_FN: lambda speed, position, sa, fn, f0, f0_max, law: fn,
-    fr.REL_ROOM_F: lambda speed, position, sa, fn, f0, f0_max, law: law.smax_eff - position,
-    fr.REL_ROOM_B: lambda speed, position, sa, fn, f0, f0_max, law: position - law.smin_eff,
-    fr.REL_SA_FMAX_POS: lambda speed, position, sa, fn, f0, f0_max, law: sa - f0_max,
-    fr.REL_SA_F0_POS: lambda speed, position, sa, fn, f0, f0_max, law: sa - f0,
-    fr.REL_SA_FMAX_NEG: lambda speed, position, sa, fn, f0, f0_max, law: -sa - f0_max,
-    fr.REL_SA_F0_NEG: lambda speed, position, sa, fn, f0, f0_max, law: -sa - f0,
+    fr.REL_V_POS: ("speed", lambda speed, position, sa, fn, f0, f0_max, law: speed),
+    fr.REL_V_NEG: ("speed", lambda speed, position, sa, fn, f0, f0_max, law: -speed),
+    fr.REL_FN: ("fn", lambda speed, position, sa, fn, f0, f0_max, law: fn),
+    fr.REL_ROOM_F: ("position", lambda speed, position, sa, fn, f0, f0_max, law: law.smax_eff - position),
+    fr.REL_ROOM_B: ("position", lambda speed, position, sa, fn, f0, f0_max, law: position - law.smin_eff),
+    fr.REL_SA_FMAX_POS: ("sa", lambda speed, position, sa, fn, f0, f0_max, law: sa - f0_max),
+    fr.REL_SA_F0_POS: ("sa", lambda speed, position, sa, fn, f0, f0_max, law: sa - f0),
+    fr.REL_SA_FMAX_NEG: ("sa", lambda speed, position, sa, fn, f0, f0_max, law: -sa - f0_max),
+    fr.REL_SA_F0_NEG: ("sa", lambda speed, position, sa, fn, f0, f0_max, law: -sa - f0),
 }
-_RELATION_READS = {fr.REL_V_POS: "speed", fr.REL_V_NEG: "speed", fr.REL_FN: "fn", fr.REL_ROOM_F: "position",
-                   fr.REL_ROOM_B: "position", fr.REL_SA_FMAX_POS: "sa", fr.REL_SA_F0_POS: "sa",
-                   fr.REL_SA_FMAX_NEG: "sa", fr.REL_SA_F0_NEG: "sa"}
 
 
 @element
