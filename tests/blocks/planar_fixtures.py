@@ -14,25 +14,19 @@ import numpy as np
 import orjson
 from scipy.special import ellipj, ellipk
 
+from tests.util import blk, pin, wire
+
 FOLDER = Path(__file__).resolve().parents[2] / "fixtures" / "acausal_planar"
 G = 9.81
 TIGHT = {"relTol": 1e-10, "absTol": 1e-12}
 
 
-def block(id, type, **params):
-    return {"id": id, "type": type, "params": params}
-
-
-def pins(a, a_pin, b, b_pin):
-    return {"from": a, "fromPin": a_pin, "to": b, "toPin": b_pin}
-
-
 def sensed(blocks, wires, name, sensor, attach, **params):
     """A sensor ``sensor`` on ``attach`` (pin -> (block, pin)) recorded as ``name``."""
-    blocks += [block(f"s_{name}", sensor, **params), block(f"rec_{name}", "toWorkspace", VariableName=name,
+    blocks += [blk(f"s_{name}", sensor, **params), blk(f"rec_{name}", "toWorkspace", VariableName=name,
                                                            SaveFormat="Array")]
-    wires += [pins(f"s_{name}", pin, target, target_pin) for pin, (target, target_pin) in attach.items()]
-    wires.append({"from": f"s_{name}", "to": f"rec_{name}", "fromIndex": 0, "toIndex": 0})
+    wires += [pin(f"s_{name}", own, target, target_pin) for own, (target, target_pin) in attach.items()]
+    wires.append(wire(f"s_{name}", f"rec_{name}"))
 
 
 def fixture(title, derivation, blocks, wires, dt, duration, solver, expect, tolerance=1e-7):
@@ -54,9 +48,9 @@ def pendulum():
     omega0 = math.sqrt(G / length)
     sn = ellipj(ellipk(k * k) - omega0 * t, k * k)[0]
     theta = 2.0 * np.arcsin(k * sn)
-    blocks = [block("world", "PlanarWorld"), block("rod", "PlanarDistance", length=length),
-              block("bob", "PlanarPointMass", m=mass, x0=length * math.sin(theta0), y0=-length * math.cos(theta0))]
-    wires = [pins("world", "frame", "rod", "a"), pins("rod", "b", "bob", "com")]
+    blocks = [blk("world", "PlanarWorld"), blk("rod", "PlanarDistance", length=length),
+              blk("bob", "PlanarPointMass", m=mass, x0=length * math.sin(theta0), y0=-length * math.cos(theta0))]
+    wires = [pin("world", "frame", "rod", "a"), pin("rod", "b", "bob", "com")]
     sensed(blocks, wires, "x", "PlanarPositionSensor", {"a": ("bob", "com")}, axis="x")
     sensed(blocks, wires, "y", "PlanarPositionSensor", {"a": ("bob", "com")}, axis="y")
     sensed(blocks, wires, "d", "PlanarDistanceSensor", {"a": ("world", "frame"), "b": ("bob", "com")})
@@ -72,7 +66,7 @@ def pendulum():
 def free_fall():
     t = grid(0.1, 2.0)
     x0, y0, vx0, vy0 = 1.0, 2.0, 0.5, 3.0
-    blocks = [block("world", "PlanarWorld"), block("m", "PlanarPointMass", m=3.0, x0=x0, y0=y0, vx0=vx0, vy0=vy0)]
+    blocks = [blk("world", "PlanarWorld"), blk("m", "PlanarPointMass", m=3.0, x0=x0, y0=y0, vx0=vx0, vy0=vy0)]
     wires = []
     sensed(blocks, wires, "x", "PlanarPositionSensor", {"a": ("m", "com")}, axis="x")
     sensed(blocks, wires, "y", "PlanarPositionSensor", {"a": ("m", "com")}, axis="y")
@@ -91,9 +85,9 @@ def inclined_prismatic():
     angle = 0.4
     e = (math.cos(angle), -math.sin(angle))
     s = G * math.sin(angle) * t * t / 2
-    blocks = [block("world", "PlanarWorld"), block("slide", "PlanarPrismatic", dx=e[0], dy=e[1]),
-              block("b", "PlanarBody", m=2.0, I=0.3)]
-    wires = [pins("world", "frame", "slide", "a"), pins("slide", "b", "b", "com")]
+    blocks = [blk("world", "PlanarWorld"), blk("slide", "PlanarPrismatic", dx=e[0], dy=e[1]),
+              blk("b", "PlanarBody", m=2.0, I=0.3)]
+    wires = [pin("world", "frame", "slide", "a"), pin("slide", "b", "b", "com")]
     sensed(blocks, wires, "x", "PlanarPositionSensor", {"a": ("b", "com")}, axis="x")
     sensed(blocks, wires, "y", "PlanarPositionSensor", {"a": ("b", "com")}, axis="y")
     sensed(blocks, wires, "phi", "PlanarPositionSensor", {"a": ("b", "com")}, axis="phi")
@@ -111,10 +105,10 @@ def spring_mass():
     t = grid(0.05, 3.0)
     c, m, x0 = 40.0, 2.5, 0.3
     omega = math.sqrt(c / m)
-    blocks = [block("world", "PlanarWorld"), block("ground", "PlanarFixed"), block("slide", "PlanarPrismatic"),
-              block("spring", "PlanarSpring", c=c), block("m", "PlanarPointMass", m=m, x0=x0)]
-    wires = [pins("ground", "frame", "slide", "a"), pins("slide", "b", "m", "com"),
-             pins("ground", "frame", "spring", "a"), pins("spring", "b", "m", "com")]
+    blocks = [blk("world", "PlanarWorld"), blk("ground", "PlanarFixed"), blk("slide", "PlanarPrismatic"),
+              blk("spring", "PlanarSpring", c=c), blk("m", "PlanarPointMass", m=m, x0=x0)]
+    wires = [pin("ground", "frame", "slide", "a"), pin("slide", "b", "m", "com"),
+             pin("ground", "frame", "spring", "a"), pin("spring", "b", "m", "com")]
     sensed(blocks, wires, "rel", "PlanarRelPositionSensor", {"a": ("m", "com"), "b": ("ground", "frame")}, axis="x")
     sensed(blocks, wires, "y", "PlanarPositionSensor", {"a": ("m", "com")}, axis="y")
     return fixture(
@@ -128,10 +122,10 @@ def spring_mass():
 def damper():
     t = grid(0.1, 3.0)
     d, m, x0, v0 = 2.0, 4.0, 1.0, 1.5
-    blocks = [block("ground", "PlanarFixed"), block("slide", "PlanarPrismatic"), block("damper", "PlanarDamper", d=d),
-              block("m", "PlanarPointMass", m=m, x0=x0, vx0=v0)]
-    wires = [pins("ground", "frame", "slide", "a"), pins("slide", "b", "m", "com"),
-             pins("ground", "frame", "damper", "a"), pins("damper", "b", "m", "com")]
+    blocks = [blk("ground", "PlanarFixed"), blk("slide", "PlanarPrismatic"), blk("damper", "PlanarDamper", d=d),
+              blk("m", "PlanarPointMass", m=m, x0=x0, vx0=v0)]
+    wires = [pin("ground", "frame", "slide", "a"), pin("slide", "b", "m", "com"),
+             pin("ground", "frame", "damper", "a"), pin("damper", "b", "m", "com")]
     sensed(blocks, wires, "x", "PlanarPositionSensor", {"a": ("m", "com")}, axis="x")
     sensed(blocks, wires, "vx", "PlanarVelocitySensor", {"a": ("m", "com")}, axis="x")
     decay = np.exp(-d * t / m)
@@ -151,9 +145,9 @@ def spring_damper():
 
     def decay(p0, v0):   # p'' + (d/m) p' + (c/m) p = 0 from p0, v0 (underdamped)
         return np.exp(-sigma * t) * (p0 * np.cos(omega * t) + (v0 + sigma * p0) / omega * np.sin(omega * t))
-    blocks = [block("ground", "PlanarFixed"), block("sd", "PlanarSpringDamper", c=c, d=d),
-              block("m", "PlanarPointMass", m=m, x0=x0, y0=y0, vy0=vy0)]
-    wires = [pins("ground", "frame", "sd", "a"), pins("sd", "b", "m", "com")]
+    blocks = [blk("ground", "PlanarFixed"), blk("sd", "PlanarSpringDamper", c=c, d=d),
+              blk("m", "PlanarPointMass", m=m, x0=x0, y0=y0, vy0=vy0)]
+    wires = [pin("ground", "frame", "sd", "a"), pin("sd", "b", "m", "com")]
     sensed(blocks, wires, "x", "PlanarPositionSensor", {"a": ("m", "com")}, axis="x")
     sensed(blocks, wires, "y", "PlanarPositionSensor", {"a": ("m", "com")}, axis="y")
     return fixture(
@@ -173,9 +167,9 @@ def rolling_slope():
     a = G * math.sin(angle) / (1 + inertia / (m * radius ** 2))
     s = a * t * t / 2
     centre = (radius * normal[0], radius * normal[1])
-    blocks = [block("world", "PlanarWorld"), block("wheel", "PlanarRollingWheel", dx=e[0], dy=e[1], radius=radius),
-              block("b", "PlanarBody", m=m, I=inertia, x0=centre[0], y0=centre[1])]
-    wires = [pins("wheel", "a", "b", "com")]
+    blocks = [blk("world", "PlanarWorld"), blk("wheel", "PlanarRollingWheel", dx=e[0], dy=e[1], radius=radius),
+              blk("b", "PlanarBody", m=m, I=inertia, x0=centre[0], y0=centre[1])]
+    wires = [pin("wheel", "a", "b", "com")]
     sensed(blocks, wires, "x", "PlanarPositionSensor", {"a": ("b", "com")}, axis="x")
     sensed(blocks, wires, "w", "PlanarVelocitySensor", {"a": ("b", "com")}, axis="phi")
     return fixture(
@@ -191,9 +185,9 @@ def rolling_pushed():
     t = grid(0.1, 2.0)
     radius, m, inertia, force = 0.5, 3.0, 0.2, 6.0
     a = force / (m + inertia / radius ** 2)
-    blocks = [block("world", "PlanarWorld"), block("wheel", "PlanarRollingWheel", radius=radius),
-              block("b", "PlanarBody", m=m, I=inertia, y0=radius), block("push", "PlanarForce", fx=force)]
-    wires = [pins("wheel", "a", "b", "com"), pins("push", "a", "b", "com")]
+    blocks = [blk("world", "PlanarWorld"), blk("wheel", "PlanarRollingWheel", radius=radius),
+              blk("b", "PlanarBody", m=m, I=inertia, y0=radius), blk("push", "PlanarForce", fx=force)]
+    wires = [pin("wheel", "a", "b", "com"), pin("push", "a", "b", "com")]
     sensed(blocks, wires, "x", "PlanarPositionSensor", {"a": ("b", "com")}, axis="x")
     sensed(blocks, wires, "phi", "PlanarPositionSensor", {"a": ("b", "com")}, axis="phi")
     return fixture(
@@ -207,9 +201,9 @@ def rolling_pushed():
 def revolute_torque():
     t = grid(0.1, 2.0)
     tau, inertia = 1.5, 0.6
-    blocks = [block("world", "PlanarWorld"), block("pin", "PlanarRevolute"), block("b", "PlanarBody", m=2.0, I=inertia),
-              block("motor", "PlanarTorque", tau=tau)]
-    wires = [pins("world", "frame", "pin", "a"), pins("pin", "b", "b", "com"), pins("motor", "a", "b", "com")]
+    blocks = [blk("world", "PlanarWorld"), blk("pin", "PlanarRevolute"), blk("b", "PlanarBody", m=2.0, I=inertia),
+              blk("motor", "PlanarTorque", tau=tau)]
+    wires = [pin("world", "frame", "pin", "a"), pin("pin", "b", "b", "com"), pin("motor", "a", "b", "com")]
     sensed(blocks, wires, "phi", "PlanarPositionSensor", {"a": ("b", "com")}, axis="phi")
     sensed(blocks, wires, "w", "PlanarVelocitySensor", {"a": ("b", "com")}, axis="phi")
     sensed(blocks, wires, "alpha", "PlanarAccelerationSensor", {"a": ("b", "com")}, axis="phi")
@@ -226,9 +220,9 @@ def revolute_torque():
 def relative_torque():
     t = grid(0.1, 2.0)
     tau, ia, ib = 0.8, 0.4, 1.6
-    blocks = [block("a", "PlanarBody", I=ia), block("b", "PlanarBody", I=ib, x0=2.0),
-              block("actuator", "PlanarRelativeTorque", tau=tau)]
-    wires = [pins("actuator", "a", "a", "com"), pins("actuator", "b", "b", "com")]
+    blocks = [blk("a", "PlanarBody", I=ia), blk("b", "PlanarBody", I=ib, x0=2.0),
+              blk("actuator", "PlanarRelativeTorque", tau=tau)]
+    wires = [pin("actuator", "a", "a", "com"), pin("actuator", "b", "b", "com")]
     sensed(blocks, wires, "phi_a", "PlanarPositionSensor", {"a": ("a", "com")}, axis="phi")
     sensed(blocks, wires, "phi_b", "PlanarPositionSensor", {"a": ("b", "com")}, axis="phi")
     return fixture(

@@ -17,7 +17,8 @@ from nflow_compat.errors import DiagramError, SimulationError
 from nflow_compat.physical.planar import TYPES
 from tests import goldens
 from tests.blocks import planar_fixtures
-from tests.blocks.planar_fixtures import G, block, pins, sensed
+from tests.blocks.planar_fixtures import G, sensed
+from tests.util import blk, pin
 
 SOLVERS = ("dae", "ode45")
 TIGHT = {"relTol": 1e-10, "absTol": 1e-12}
@@ -69,9 +70,9 @@ def test_every_planar_type_runs_and_has_a_golden():
 # ----------------------------------------------------------------------------- closed forms
 
 def pendulum(length, theta0, mass=1.0):
-    blocks = [block("world", "PlanarWorld"), block("rod", "PlanarDistance", length=length),
-              block("bob", "PlanarPointMass", m=mass, x0=length * math.sin(theta0), y0=-length * math.cos(theta0))]
-    return blocks, [pins("world", "frame", "rod", "a"), pins("rod", "b", "bob", "com")]
+    blocks = [blk("world", "PlanarWorld"), blk("rod", "PlanarDistance", length=length),
+              blk("bob", "PlanarPointMass", m=mass, x0=length * math.sin(theta0), y0=-length * math.cos(theta0))]
+    return blocks, [pin("world", "frame", "rod", "a"), pin("rod", "b", "bob", "com")]
 
 
 @pytest.mark.parametrize("solver", SOLVERS)
@@ -97,13 +98,13 @@ def slider_crank(crank, rod, theta0, omega0, m_pin=1.0, m_slider=0.5):
     root = math.sqrt(rod ** 2 - (crank * s) ** 2)
     # x_C = r cos(theta) + sqrt(l^2 - r^2 sin^2(theta)), differentiated
     vc = -crank * s * omega0 - crank ** 2 * s * c * omega0 / root
-    blocks = [block("O", "PlanarFixed"), block("crank", "PlanarDistance", length=crank),
-              block("rod", "PlanarDistance", length=rod), block("slide", "PlanarPrismatic"),
-              block("B", "PlanarPointMass", m=m_pin, x0=crank * c, y0=crank * s, vx0=-crank * s * omega0,
+    blocks = [blk("O", "PlanarFixed"), blk("crank", "PlanarDistance", length=crank),
+              blk("rod", "PlanarDistance", length=rod), blk("slide", "PlanarPrismatic"),
+              blk("B", "PlanarPointMass", m=m_pin, x0=crank * c, y0=crank * s, vx0=-crank * s * omega0,
                     vy0=crank * c * omega0),
-              block("C", "PlanarPointMass", m=m_slider, x0=crank * c + root, vx0=vc)]
-    wires = [pins("O", "frame", "crank", "a"), pins("crank", "b", "B", "com"), pins("B", "com", "rod", "a"),
-             pins("rod", "b", "C", "com"), pins("O", "frame", "slide", "a"), pins("slide", "b", "C", "com")]
+              blk("C", "PlanarPointMass", m=m_slider, x0=crank * c + root, vx0=vc)]
+    wires = [pin("O", "frame", "crank", "a"), pin("crank", "b", "B", "com"), pin("B", "com", "rod", "a"),
+             pin("rod", "b", "C", "com"), pin("O", "frame", "slide", "a"), pin("slide", "b", "C", "com")]
     return blocks, wires
 
 
@@ -138,13 +139,13 @@ def four_bar(theta, crank_speed, lengths=(1.0, 3.2, 2.0, 3.0), masses=(1.0, 1.0)
     # C moves on its circle around D with the speed that keeps BC: (c - b).(vc - vb) = 0, vc ⟂ (c - d)
     tangent = np.array([-(c - d)[1], (c - d)[0]])
     vc = tangent * ((c - b) @ vb) / ((c - b) @ tangent)
-    blocks = [block("world", "PlanarWorld"), block("D", "PlanarFixed", x=ground),
-              block("AB", "PlanarDistance", length=crank), block("BC", "PlanarDistance", length=coupler),
-              block("CD", "PlanarDistance", length=rocker),
-              block("B", "PlanarPointMass", m=masses[0], x0=b[0], y0=b[1], vx0=vb[0], vy0=vb[1]),
-              block("C", "PlanarPointMass", m=masses[1], x0=c[0], y0=c[1], vx0=vc[0], vy0=vc[1])]
-    wires = [pins("world", "frame", "AB", "a"), pins("AB", "b", "B", "com"), pins("BC", "a", "B", "com"),
-             pins("BC", "b", "C", "com"), pins("CD", "a", "C", "com"), pins("CD", "b", "D", "frame")]
+    blocks = [blk("world", "PlanarWorld"), blk("D", "PlanarFixed", x=ground),
+              blk("AB", "PlanarDistance", length=crank), blk("BC", "PlanarDistance", length=coupler),
+              blk("CD", "PlanarDistance", length=rocker),
+              blk("B", "PlanarPointMass", m=masses[0], x0=b[0], y0=b[1], vx0=vb[0], vy0=vb[1]),
+              blk("C", "PlanarPointMass", m=masses[1], x0=c[0], y0=c[1], vx0=vc[0], vy0=vc[1])]
+    wires = [pin("world", "frame", "AB", "a"), pin("AB", "b", "B", "com"), pin("BC", "a", "B", "com"),
+             pin("BC", "b", "C", "com"), pin("CD", "a", "C", "com"), pin("CD", "b", "D", "frame")]
     return blocks, wires
 
 
@@ -169,9 +170,9 @@ def test_a_four_bar_closes_its_loop(solver):
 def test_a_massless_frame_between_joints_follows_them():
     # PlanarPrismatic (x) to a frame without mass, a PlanarRevolute to a body: the body slides
     # along x at its start speed (no force along x), and the frame goes with it
-    blocks = [block("world", "PlanarWorld"), block("slide", "PlanarPrismatic"), block("pin", "PlanarRevolute"),
-              block("b", "PlanarBody", x0=0.5, vx0=1.0)]
-    wires = [pins("world", "frame", "slide", "a"), pins("slide", "b", "pin", "a"), pins("pin", "b", "b", "com")]
+    blocks = [blk("world", "PlanarWorld"), blk("slide", "PlanarPrismatic"), blk("pin", "PlanarRevolute"),
+              blk("b", "PlanarBody", x0=0.5, vx0=1.0)]
+    wires = [pin("world", "frame", "slide", "a"), pin("slide", "b", "pin", "a"), pin("pin", "b", "b", "com")]
     motion(blocks, wires, "b")
     sensed(blocks, wires, "frame.x", "PlanarPositionSensor", {"a": ("pin", "a")}, axis="x")
     r = simulate(blocks, wires, dt=0.1, duration=2.0)
@@ -182,7 +183,7 @@ def test_a_massless_frame_between_joints_follows_them():
 
 def test_what_a_frame_without_a_coordinate_reads():
     # a fixed frame: its position, no speed; a point mass's angle: 0 (it has no orientation)
-    blocks = [block("f", "PlanarFixed", x=2.0, y=-1.0), block("m", "PlanarPointMass", vx0=1.0)]
+    blocks = [blk("f", "PlanarFixed", x=2.0, y=-1.0), blk("m", "PlanarPointMass", vx0=1.0)]
     wires = []
     sensed(blocks, wires, "fx", "PlanarPositionSensor", {"a": ("f", "frame")}, axis="x")
     sensed(blocks, wires, "fv", "PlanarVelocitySensor", {"a": ("f", "frame")}, axis="y")
@@ -237,11 +238,11 @@ def assert_conserved(kinetic, potential):
 
 def double_pendulum(m1, m2, l1, l2, theta1, theta2):
     x1, y1 = l1 * math.sin(theta1), -l1 * math.cos(theta1)
-    blocks = [block("world", "PlanarWorld"), block("rod1", "PlanarDistance", length=l1),
-              block("rod2", "PlanarDistance", length=l2), block("m1", "PlanarPointMass", m=m1, x0=x1, y0=y1),
-              block("m2", "PlanarPointMass", m=m2, x0=x1 + l2 * math.sin(theta2), y0=y1 - l2 * math.cos(theta2))]
-    wires = [pins("world", "frame", "rod1", "a"), pins("rod1", "b", "m1", "com"), pins("m1", "com", "rod2", "a"),
-             pins("rod2", "b", "m2", "com")]
+    blocks = [blk("world", "PlanarWorld"), blk("rod1", "PlanarDistance", length=l1),
+              blk("rod2", "PlanarDistance", length=l2), blk("m1", "PlanarPointMass", m=m1, x0=x1, y0=y1),
+              blk("m2", "PlanarPointMass", m=m2, x0=x1 + l2 * math.sin(theta2), y0=y1 - l2 * math.cos(theta2))]
+    wires = [pin("world", "frame", "rod1", "a"), pin("rod1", "b", "m1", "com"), pin("m1", "com", "rod2", "a"),
+             pin("rod2", "b", "m2", "com")]
     return blocks, wires
 
 
@@ -261,10 +262,10 @@ def test_a_double_pendulum_conserves_energy_and_its_rods(m1, m2, l1, l2, theta1,
 
 def rolling_wheel_with_spring(c):
     # a wheel on level ground tied to the origin by a PlanarSpring, started off centre
-    blocks = [block("world", "PlanarWorld"), block("ground", "PlanarFixed"),
-              block("wheel", "PlanarRollingWheel", radius=0.3), block("spring", "PlanarSpring", c=c),
-              block("b", "PlanarBody", m=2.0, I=0.1, x0=0.5, y0=0.3)]
-    wires = [pins("wheel", "a", "b", "com"), pins("ground", "frame", "spring", "a"), pins("spring", "b", "b", "com")]
+    blocks = [blk("world", "PlanarWorld"), blk("ground", "PlanarFixed"),
+              blk("wheel", "PlanarRollingWheel", radius=0.3), blk("spring", "PlanarSpring", c=c),
+              blk("b", "PlanarBody", m=2.0, I=0.1, x0=0.5, y0=0.3)]
+    wires = [pin("wheel", "a", "b", "com"), pin("ground", "frame", "spring", "a"), pin("spring", "b", "b", "com")]
     return blocks, wires
 
 
@@ -330,10 +331,10 @@ def error(blocks, wires, kind, **extra):
 
 def test_an_inconsistent_loop_names_its_joints():
     # a point mass on a 1 m rod from the origin and on a slide along y = 3: no such point
-    blocks = [block("O", "PlanarFixed"), block("rod", "PlanarDistance"), block("P", "PlanarPointMass", y0=1.0),
-              block("F", "PlanarFixed", x=5.0, y=3.0), block("slide", "PlanarPrismatic")]
-    wires = [pins("O", "frame", "rod", "a"), pins("rod", "b", "P", "com"), pins("F", "frame", "slide", "a"),
-             pins("slide", "b", "P", "com")]
+    blocks = [blk("O", "PlanarFixed"), blk("rod", "PlanarDistance"), blk("P", "PlanarPointMass", y0=1.0),
+              blk("F", "PlanarFixed", x=5.0, y=3.0), blk("slide", "PlanarPrismatic")]
+    wires = [pin("O", "frame", "rod", "a"), pin("rod", "b", "P", "com"), pin("F", "frame", "slide", "a"),
+             pin("slide", "b", "P", "com")]
     err = error(blocks, wires, DiagramError)
     assert err.code == "planar_overconstrained" and "rod" in err.message and "slide" in err.message
     assert err.block in ("rod", "slide") and err.path.startswith("/blocks/")
@@ -341,10 +342,10 @@ def test_an_inconsistent_loop_names_its_joints():
 
 def test_a_redundant_but_consistent_loop_runs():
     # two revolutes in parallel pin the same body: one of them is implied by the other
-    blocks = [block("world", "PlanarWorld"), block("j1", "PlanarRevolute"), block("j2", "PlanarRevolute"),
-              block("b", "PlanarBody", I=0.5), block("motor", "PlanarTorque", tau=2.0)]
-    wires = [pins("world", "frame", "j1", "a"), pins("j1", "b", "b", "com"), pins("world", "frame", "j2", "a"),
-             pins("j2", "b", "b", "com"), pins("motor", "a", "b", "com")]
+    blocks = [blk("world", "PlanarWorld"), blk("j1", "PlanarRevolute"), blk("j2", "PlanarRevolute"),
+              blk("b", "PlanarBody", I=0.5), blk("motor", "PlanarTorque", tau=2.0)]
+    wires = [pin("world", "frame", "j1", "a"), pin("j1", "b", "b", "com"), pin("world", "frame", "j2", "a"),
+             pin("j2", "b", "b", "com"), pin("motor", "a", "b", "com")]
     sensed(blocks, wires, "w", "PlanarVelocitySensor", {"a": ("b", "com")}, axis="phi")
     sensed(blocks, wires, "y", "PlanarPositionSensor", {"a": ("b", "com")}, axis="y")
     r = simulate(blocks, wires, dt=0.1, duration=1.0)
@@ -370,21 +371,21 @@ def test_a_singular_configuration_stops_the_run_with_its_time_and_joints(solver)
 
 
 @pytest.mark.parametrize("blocks, wires, code, where", [
-    ([block("m", "PlanarPointMass"), block("tq", "PlanarTorque", tau=1.0)], [pins("tq", "a", "m", "com")],
+    ([blk("m", "PlanarPointMass"), blk("tq", "PlanarTorque", tau=1.0)], [pin("tq", "a", "m", "com")],
      "planar_undetermined", "m"),
-    ([block("f", "PlanarForce", fx=1.0), block("s", "PlanarSpring")], [pins("f", "a", "s", "a")],
+    ([blk("f", "PlanarForce", fx=1.0), blk("s", "PlanarSpring")], [pin("f", "a", "s", "a")],
      "planar_undetermined", None),
-    ([block("w1", "PlanarWorld"), block("w2", "PlanarWorld", gravity=1.0)], [], "gravity_conflict", "w2"),
-    ([block("f1", "PlanarFixed"), block("f2", "PlanarFixed", x=1.0)], [pins("f1", "frame", "f2", "frame")],
+    ([blk("w1", "PlanarWorld"), blk("w2", "PlanarWorld", gravity=1.0)], [], "gravity_conflict", "w2"),
+    ([blk("f1", "PlanarFixed"), blk("f2", "PlanarFixed", x=1.0)], [pin("f1", "frame", "f2", "frame")],
      "fixed_conflict", "f2"),
-    ([block("b1", "PlanarBody"), block("b2", "PlanarBody", x0=1.0)], [pins("b1", "com", "b2", "com")],
+    ([blk("b1", "PlanarBody"), blk("b2", "PlanarBody", x0=1.0)], [pin("b1", "com", "b2", "com")],
      "weld_conflict", "b2"),
-    ([block("m", "PlanarPointMass"), block("rod", "PlanarDistance")],
-     [pins("rod", "a", "m", "com"), pins("rod", "b", "m", "com")], "planar_overconstrained", "rod"),
-    ([block("m", "PlanarPointMass", m=0)], [], "param_range", "m"),
-    ([block("m", "PlanarPointMass"), block("p", "PlanarPrismatic", dx=0, dy=0)], [pins("p", "b", "m", "com")],
+    ([blk("m", "PlanarPointMass"), blk("rod", "PlanarDistance")],
+     [pin("rod", "a", "m", "com"), pin("rod", "b", "m", "com")], "planar_overconstrained", "rod"),
+    ([blk("m", "PlanarPointMass", m=0)], [], "param_range", "m"),
+    ([blk("m", "PlanarPointMass"), blk("p", "PlanarPrismatic", dx=0, dy=0)], [pin("p", "b", "m", "com")],
      "param_range", "p"),
-    ([block("m", "PlanarPointMass"), block("s", "PlanarPositionSensor", axis="z")], [pins("s", "a", "m", "com")],
+    ([blk("m", "PlanarPointMass"), blk("s", "PlanarPositionSensor", axis="z")], [pin("s", "a", "m", "com")],
      "param_value", "s"),
 ])
 def test_bad_planar_diagrams_are_typed_diagram_errors(blocks, wires, code, where):
@@ -395,6 +396,6 @@ def test_bad_planar_diagrams_are_typed_diagram_errors(blocks, wires, code, where
 
 
 def test_a_sensor_on_nothing_is_reported():
-    blocks = [block("m", "PlanarPointMass"), block("s", "PlanarPositionSensor")]
+    blocks = [blk("m", "PlanarPointMass"), blk("s", "PlanarPositionSensor")]
     err = error(blocks, [], SimulationError)
     assert err.code == "sensor_unattached" and err.block == "s"
