@@ -21,6 +21,7 @@ def test_every_library_has_a_page_listing_its_blocks():
 def test_pages_say_what_runs():
     text = (DOCS / "nonlinear.md").read_text()
     assert "8 of 8 blocks run" in text and "`BacklashWidth`" in text and "`width` for `BacklashWidth`" in text
-    assert "no (validates only" in (DOCS / "userdefined.md").read_text()
+    assert "2 of 2 blocks run" in (DOCS / "userdefined.md").read_text()
+    assert "no (validates only" in (DOCS / "fmi.md").read_text()
     assert "19 of 19 blocks run" in (DOCS / "acausal_planar.md").read_text()
     assert "42 of 42 blocks run" in (DOCS / "acausal_electrical.md").read_text()

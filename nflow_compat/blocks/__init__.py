@@ -136,8 +136,6 @@ REGISTRY: dict[str, Handler] = {}
 
 # Types that validate but are deliberately not run here, and why (the error says so).
 NOT_RUNNABLE = {
-    "nelsonFunction": "it calls a Nelson function by name, which needs the Nelson interpreter; "
-                      "write the computation as an `expression` block, or run the diagram in Nelson",
     "modelica": "it compiles Modelica source, which needs a Modelica tool",
 }
 

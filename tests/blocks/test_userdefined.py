@@ -1,5 +1,5 @@
 """userdefined library: the ``expression`` block and the compiled scalar expressions behind
-it (``expr.compile_scalar``); ``nelsonFunction`` stays unsupported. Expected values are
+it (``expr.compile_scalar``); ``nelsonFunction``'s math forms (``vector_expr``). Expected values are
 worked out by hand (or with ``math``) on the grid t_k = k*dt."""
 from __future__ import annotations
 
@@ -357,15 +357,139 @@ def test_block_agrees_with_the_param_evaluator(a, b):
 
 
 # ----------------------------------------------------------------------------- nelsonFunction
+#
+# Each form of Fcn (a function name, an anonymous function, an expression of u) against the
+# same law written as an ``expression`` block (scalar) or per element (vector).
 
-def test_nelson_function_is_a_documented_exception():
-    types = {row["type"] for row in supported_types()}
-    assert "expression" in types and "nelsonFunction" not in types
-    d = diagram([blk("s", "clock"), blk("f", "nelsonFunction", Fcn="sin"), record()],
-                [wire("s", "f"), wire("f", "w")])
-    assert nc.validate(d).blocks[1].params["Fcn"] == "sin"   # it validates ...
-    with pytest.raises(SimulationError) as info:              # ... but does not run
+def _nelson(fcn, source, **params):
+    """source -> nelsonFunction(Fcn=fcn) -> recorder y; source -> expression(u) -> z."""
+    return [source, blk("f", "nelsonFunction", Fcn=fcn, **params), record()], [wire("src", "f"), wire("f", "w")]
+
+
+@pytest.mark.parametrize("fcn, law", [
+    ("sin", "sin(u)"), ("@sin", "sin(u)"), ("@(u) sin(u)", "sin(u)"), ("sin(u)", "sin(u)"),
+    ("@(x) 2*x + 1", "2*u + 1"), ("u^2 - 3*u", "u^2 - 3*u"), ("@(v) atan2(v, 0.5)", "atan2(u, 0.5)"),
+    ("exp(-u)*cos(3*u)", "exp(-u)*cos(3*u)"), ("max(u, 0.25)", "max(u, 0.25)"), ("u", "u"),
+    ("abs", "abs(u)"), ("@(u) u.^3 ./ (1 + u.^2)", "u^3/(1 + u^2)"),
+])
+def test_nelson_function_equals_the_expression_block_scalar(fcn, law):
+    source = blk("src", "sine", Amplitude=2.0, Frequency=1.3, Phase=0.2)
+    blocks, conns = _nelson(fcn, source)
+    blocks += [blk("e", "expression", Expr=law), record("we", "z")]
+    conns += [wire("src", "e"), wire("e", "we")]
+    res = run(diagram(blocks, conns, dt=0.05, duration=2.0))
+    y, z = np.asarray(res["workspace"]["y"]), np.asarray(res["workspace"]["z"])
+    assert y.shape == z.shape == (41, 1)
+    np.testing.assert_allclose(y, z, rtol=1e-14, atol=1e-15)
+
+
+@pytest.mark.parametrize("fcn, law", [("sin", "sin(u)"), ("@(u) u.^2 + 1", "u^2 + 1"), ("2*u - 1", "2*u - 1"),
+                                      ("@(w) sqrt(abs(w))", "sqrt(abs(u))")])
+def test_nelson_function_equals_the_expression_block_per_element(fcn, law):
+    """A vector input: Fcn acts on the whole vector, element by element for these laws, and
+    OutputDimensions -1 keeps the width: the same as an expression block per element."""
+    blocks = [blk("a", "sine", Amplitude=1.5, Frequency=0.7), blk("b", "ramp", slope=-0.8, start=0.0),
+              blk("m", "mux", inputs=2, Inputs=2), blk("f", "nelsonFunction", Fcn=fcn), record(),
+              blk("ea", "expression", Expr=law), blk("eb", "expression", Expr=law),
+              record("wa", "za"), record("wb", "zb")]
+    conns = [wire("a", "m", 0, 0), wire("b", "m", 0, 1), wire("m", "f"), wire("f", "w"),
+             wire("a", "ea"), wire("b", "eb"), wire("ea", "wa"), wire("eb", "wb")]
+    res = run(diagram(blocks, conns, dt=0.1, duration=1.5))
+    y = np.asarray(res["workspace"]["y"])
+    assert y.shape == (16, 2)
+    np.testing.assert_allclose(y[:, 0], np.ravel(res["workspace"]["za"]), rtol=1e-14, atol=1e-15)
+    np.testing.assert_allclose(y[:, 1], np.ravel(res["workspace"]["zb"]), rtol=1e-14, atol=1e-15)
+
+
+def _vector_input(fcn, **params):
+    blocks = [blk("a", "constant", Value=[3.0, -4.0]), blk("f", "nelsonFunction", Fcn=fcn, **params), record()]
+    return diagram(blocks, [wire("a", "f"), wire("f", "w")], duration=0.2)
+
+
+@pytest.mark.parametrize("fcn, dims, expected", [
+    ("atan2(u(1), u(2))", 1, [math.atan2(3.0, -4.0)]), ("norm(u)", 1, [5.0]), ("u(end)", 1, [-4.0]),
+    ("@(u) [u(2), u(1), sum(u)]", 3, [-4.0, 3.0, -1.0]), ("max(u)", 1, [3.0]), ("(u > 0) .* u", -1, [3.0, 0.0]),
+])
+def test_nelson_function_indexes_and_reduces_its_vector_input(fcn, dims, expected):
+    y = trace(_vector_input(fcn, OutputDimensions=dims))
+    np.testing.assert_allclose(y, np.tile(expected, (3, 1)), rtol=1e-15)
+
+
+def test_nelson_function_unconnected_input_reads_zero():
+    d = diagram([blk("f", "nelsonFunction", Fcn="@(u) cos(u) + 1"), record()], [wire("f", "w")], duration=0.2)
+    np.testing.assert_array_equal(trace(d), [[2.0], [2.0], [2.0]])
+
+
+def test_nelson_function_complex_input_gives_complex_output():
+    blocks = [blk("re", "constant", Value=1.0), blk("im", "constant", Value=2.0),
+              blk("z", "realImagToComplex", inputs=2), blk("f", "nelsonFunction", Fcn="@(z) z.^2 + conj(z)"),
+              record()]
+    conns = [wire("re", "z", 0, 0), wire("im", "z", 0, 1), wire("z", "f"), wire("f", "w")]
+    y = run(diagram(blocks, conns, duration=0.1))["workspace"]["y"]
+    z = 1 + 2j
+    w = z * z + z.conjugate()
+    assert y == {"real": [[w.real]] * 2, "imag": [[w.imag]] * 2}
+
+
+@pytest.mark.parametrize("fcn, dims, code", [
+    ("u(3)", 1, "nelsonfunction_probe_failed"),            # the probe indexes past the input
+    ("@(u) [u, u]", -1, "nelsonfunction_width_mismatch"),  # twice the width OutputDimensions -1 expects
+    ("sum(u)", -1, "nelsonfunction_width_mismatch"),
+    ("norm(u)", 2, "nelsonfunction_width_mismatch"),
+])
+def test_nelson_function_probe_errors(fcn, dims, code):
+    with pytest.raises(SimulationError) as info:
+        run(_vector_input(fcn, OutputDimensions=dims))
+    assert info.value.code == code and info.value.block == "f" and info.value.path == "/blocks/1"
+    assert fcn in info.value.message
+
+
+def test_nelson_function_complex_result_on_a_real_port_fails():
+    """sqrt of a negative number is complex in Nelson: on a real output port it is nflow's
+    ``nelsonfunction_complex_result`` (the probe at u = 0 passes, the ramp below 0 fails)."""
+    d = diagram([blk("r", "ramp", slope=-1.0, start=0.0), blk("f", "nelsonFunction", Fcn="sqrt"), record()],
+                [wire("r", "f"), wire("f", "w")])
+    with pytest.raises(SimulationError) as info:
         run(d)
-    assert info.value.code == "unsupported_block" and info.value.block == "f"
+    assert info.value.code == "nelsonfunction_complex_result" and "t = 0.1" in info.value.message
+
+
+@pytest.mark.parametrize("fcn, form", [
+    ("myController", "function name"), ("disp", "function name"), ("y = 2*u", "statement"),
+    ("[a, b] = deal(u)", "statement"), ("{u, 2}", "cell array"), ("u.gain * 2", "struct field"),
+    ("sprintf('%g', u)", "string"), ("@(u, t) u + t", "anonymous function of 2 arguments"),
+    ("@() 1", "anonymous function of 0 arguments"), ("@(u) y = u", "statement"),
+    ("if u > 0, y = u; end", "statement"), ("2*u; 3*u", "several statements"),
+])
+def test_nelson_function_refuses_what_needs_the_interpreter(fcn, form):
+    d = diagram([blk("s", "clock"), blk("f", "nelsonFunction", Fcn=fcn), record()], [wire("s", "f"), wire("f", "w")])
+    with pytest.raises(DiagramError) as info:
+        run(d)
+    err = info.value
+    assert err.code == "nelsonfunction_unsupported" and err.block == "f" and err.param == "Fcn"
+    assert form in err.message and "Only math bodies run here" in err.message
+
+
+def test_nelson_function_text_that_does_not_compile():
+    d = diagram([blk("s", "clock"), blk("f", "nelsonFunction", Fcn="sin(u"), record()],
+                [wire("s", "f"), wire("f", "w")])
+    with pytest.raises(DiagramError) as info:
+        run(d)
+    assert info.value.code == "nelsonfunction_invalid" and info.value.param == "Fcn"
+
+
+def test_nelson_function_runs_and_says_what_it_runs():
+    assert "nelsonFunction" in {row["type"] for row in supported_types()}
     from nflow_compat.manifests import block_types
-    assert "no Nelson interpreter" in block_types()["nelsonFunction"].help
+    help_text = block_types()["nelsonFunction"].help
+    assert "body is math" in help_text and "interpreter" in help_text
+
+
+@FAST
+@given(st.floats(-50, 50), st.floats(-5, 5), st.floats(0.1, 3))
+def test_nelson_function_law_holds_on_any_input(a, b, k):
+    """An anonymous function of u is the same function wherever u comes from: here
+    y = k*u^2 + b*u + 1 at a constant input a, against the formula."""
+    d = diagram([blk("c", "constant", Value=a), blk("f", "nelsonFunction", Fcn=f"@(x) {k!r}*x.^2 + {b!r}*x + 1"),
+                 record()], [wire("c", "f"), wire("f", "w")], duration=0.1)
+    assert trace(d)[0, 0] == pytest.approx(k * a * a + b * a + 1, rel=1e-14, abs=1e-12)

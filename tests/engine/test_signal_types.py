@@ -22,13 +22,13 @@ from tests.util import blk, constant, diagram, record, wire
 # nflow's table: builders make complex from real parts, extractors (and abs) take complex
 # and give real, these pass it on (complex out iff a complex input), convert / matmul take
 # the real part, recorders (and labelSink, which only names its input) take it; every
-# other type refuses it. A labelSource passes on what enters its labelSink (the parser wires
+# other type refuses it. nelsonFunction's math passes it on too. A labelSource passes on what enters its labelSink (the parser wires
 # that signal to it as an input): complex iff that is.
 MAKERS = {"realImagToComplex", "magnitudeAngleToComplex"}
 TO_REAL = {"complexToRealImag", "complexToMagnitudeAngle", "abs", "convert", "matmul", "toWorkspace", "terminator",
            "labelSink"}
 PASS_ON = {"conjugate", "gain", "sum", "mult", "divide", "switch", "selector", "reshape", "concatenate", "mux",
-           "signalConversion"}
+           "signalConversion", "nelsonFunction"}
 ACCEPTING = TO_REAL | PASS_ON
 
 
@@ -93,6 +93,7 @@ PASS_ON_CASES = {
     "concatenate": (blk("b", "concatenate", inputs=2), (7.0,), [3 + 4j], [3 + 4j, 7]),
     "mux": (blk("b", "mux", inputs=2), ([7.0, 8.0],), [3 + 4j, -1j], [3 + 4j, -1j, 7, 8]),
     "signalConversion": (blk("b", "signalConversion"), (), [3 + 4j], [3 + 4j]),
+    "nelsonFunction": (blk("b", "nelsonFunction", Fcn="@(z) 2*z"), (), [3 + 4j], [6 + 8j]),
 }
 
 

@@ -251,7 +251,7 @@ def test_error_dict_is_jsonable():
     assert out["kind"] == "diagram" and out["code"] == "unknown_block_type" and out["path"] == "/blocks/1/type"
 
 
-@pytest.mark.parametrize("type_name", ["nelsonFunction", "modelica"])
+@pytest.mark.parametrize("type_name", ["modelica"])
 def test_documented_exceptions_validate_but_say_why_they_do_not_run(type_name):
     from nflow_compat.blocks import NOT_RUNNABLE
     d = {"blocks": [{"id": "x", "type": type_name, "params": {}}], "connections": [],
