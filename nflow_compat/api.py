@@ -23,6 +23,7 @@ import orjson
 from . import expr, results
 from .diagram import Diagram, Limits, parse
 from .engine import Plan
+from .engine import linearize
 from .errors import DiagramError, NFlowError, SimulationError, out_of_memory
 
 
@@ -196,3 +197,23 @@ def simulate_to(out, text, *, allow_nan: bool = False, limits: Limits | None = N
     doc = load_json(text, limits=limits)
     _or_out_of_memory(lambda: results.write_json(_run(doc, limits, base_dir, progress, depth_checked=True), out,
                                                  allow_nan=allow_nan), "running the diagram and writing its result")
+
+
+def linmod(diagram: dict, x0=None, u0=None, *, limits: Limits | None = None, base_dir=None) -> linearize.LinearModel:
+    """nflow's ``linmod``: ``A, B, C, D = nc.linmod(diagram)``, the continuous-time
+    linearization of the diagram about its post-INIT state (or ``x0``) with its
+    external-port ``labelSource`` inputs at ``u0`` (zeros when absent) and its ``labelSink``
+    signals as outputs, by central differences (``engine.linearize``). The result also
+    names the states (with their blocks), inputs and outputs."""
+    with expression_limits(limits), _typed_errors():
+        model = linearize.Model(validate(diagram, limits=limits), limits, base_dir)
+        return linearize.linmod(model, x0, u0)
+
+
+def trim(diagram: dict, x0=None, u0=None, *, limits: Limits | None = None, base_dir=None) -> linearize.OperatingPoint:
+    """nflow's ``trim``: ``x, u, y, dx = nc.trim(diagram, x0, u0)``, an equilibrium
+    ``f(x, u0) = 0`` found by Newton's method on linmod's ``A`` from ``x0`` (the post-INIT
+    state when absent); ``dx`` is the derivative there, ``converged`` says whether it is one."""
+    with expression_limits(limits), _typed_errors():
+        model = linearize.Model(validate(diagram, limits=limits), limits, base_dir)
+        return linearize.trim(model, x0, u0)

@@ -1,4 +1,4 @@
-"""``nflow-sim``: a stdin/stdout pipe by default, plus run/validate/schema/blocks/fmu-info/fmu-block/plot/sweep.
+"""``nflow-sim``: a stdin/stdout pipe by default, plus run/validate/schema/blocks/fmu-info/fmu-block/plot/sweep/linmod/trim.
 
 Exit codes: 0 success, 2 the diagram is wrong, 1 running it failed, 130 interrupted (Ctrl-C).
 On error stdout carries ``{"status": "error", "error": {...}}`` and stderr the message.
@@ -240,6 +240,16 @@ def _sweep(args) -> int:
     return EXIT_SIMULATION if lost else EXIT_OK
 
 
+def _linearize(args) -> int:
+    """linmod / trim of FILE: JSON with the matrices (or the operating point) and the names."""
+    limits = args.limits
+    diagram = api.load_json(_read(args.file, limits.max_input_bytes), limits=limits)
+    call = api.linmod if args.command == "linmod" else api.trim
+    result = call(diagram, args.x0, args.u0, limits=limits, base_dir=_base_dir(args))
+    _write(orjson.dumps(result.to_dict(), option=orjson.OPT_SERIALIZE_NUMPY).decode())
+    return EXIT_OK
+
+
 def _schema(args) -> int:
     if args.type is None:
         doc = shape.diagram_schema()
@@ -291,6 +301,15 @@ def _plot(args) -> int:
 
 
 # ----------------------------------------------------------------------------- options
+
+def _vector(text: str) -> list:
+    """A vector argument: numbers separated by commas or spaces, in brackets or not."""
+    parts = [p for p in text.strip().strip("[]").replace(",", " ").split() if p]
+    try:
+        return [float(p) for p in parts]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a list of numbers (e.g. '0,1' or '[0 1]')") from None
+
 
 _LIMIT_NAMES = tuple(f.name for f in dataclasses.fields(Limits))
 
@@ -367,6 +386,21 @@ def _parser() -> argparse.ArgumentParser:
                      help="directory fileSource/fileSink paths are confined to (default: the diagram file's)")
     _add_common(swp, simulates=False, top=False)
     swp.set_defaults(func=_sweep)
+    for name, what in (("linmod", "nflow's linmod: A, B, C, D of FILE about its post-INIT state (or --x0) with its "
+                                  "inputs at --u0 (default zeros), by central differences"),
+                       ("trim", "nflow's trim: an equilibrium x (dx = f(x, u0) = 0) of FILE by Newton's method "
+                                "from --x0 (default: the post-INIT state) with the inputs fixed at --u0")):
+        lin = sub.add_parser(name, help=what, description=what + ". States: every continuous state (causal "
+                             "blocks' and physical islands'), ordered by block in diagram order; inputs: the "
+                             "top-level labelSource blocks with isExternalPort true; outputs: the signals entering "
+                             "the top-level labelSink blocks. Writes JSON with the names of each.")
+        lin.add_argument("file")
+        lin.add_argument("--x0", type=_vector, metavar="VALUES", help="the state (one number per state, e.g. '0,1')")
+        lin.add_argument("--u0", type=_vector, metavar="VALUES", help="the inputs (one number per input)")
+        lin.add_argument("--base-dir", metavar="DIR", default=argparse.SUPPRESS,
+                         help="directory file blocks are confined to (default: the diagram file's)")
+        _add_common(lin, simulates=False, top=False)
+        lin.set_defaults(func=_linearize)
     blk = sub.add_parser("blocks", help="list the block types that run")
     blk.add_argument("--json", action="store_true")
     blk.set_defaults(func=_blocks)

@@ -130,6 +130,9 @@ class Handler:
     calls: Callable | None = None
     routes_calls: bool = False
     loop_condition: bool = False
+    # its part in a linearization (``engine.linearize``): ``model_port(block)`` is "input"
+    # (a model input, nflow's external-port labelSource), "output" (a labelSink) or None
+    model_port: Callable | None = None
 
 
 REGISTRY: dict[str, Handler] = {}

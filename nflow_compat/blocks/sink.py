@@ -199,7 +199,7 @@ def xyz_scope(io):
 
 # ----------------------------------------------------------------------------- goto / from
 
-@block("labelSink", widths=no_outputs, feedthrough=False, complex=(True, 0))
+@block("labelSink", widths=no_outputs, feedthrough=False, complex=(True, 0), model_port=lambda block: "output")
 def label_sink(io):
     """Names its input GotoTag for the labelSource blocks with the same tag; computes
     nothing (nflow's handler is empty: the parser wires each labelSource to what enters

@@ -638,7 +638,12 @@ def _label_width(block, in_widths):
     return [(in_widths[-1] if in_widths and in_widths[-1] else 1)] * block.outputs
 
 
-@block("labelSource", widths=_label_width, feedthrough=False, complex=(True, -1))
+def _external_port(block):
+    """A top-level labelSource with isExternalPort true is an input of the model (linmod)."""
+    return "input" if block.params.get("isExternalPort") else None
+
+
+@block("labelSource", widths=_label_width, feedthrough=False, complex=(True, -1), model_port=_external_port)
 def label_source(io):
     """Outputs the signal entering the labelSink with the same GotoTag, which the parser
     wires to this block's last input (``flatten.route_labels``). Like nflow it copies that

@@ -86,10 +86,11 @@ _NOT_MATH = (
     (re.compile(r"(?<![<>=~])=(?!=)"), "a statement (an assignment, or several outputs [a, b] = ...)"),
     (re.compile(r"[{}]"), "a cell array"),
     (re.compile(r"['\"]"), "a string or a transpose"),
-    (re.compile(r"(?:[A-Za-z_0-9)\]])\.(?=[A-Za-z_])"), "a struct field"),
+    (re.compile(r"(?:\b[A-Za-z_]\w*|[)\]])\.(?=[A-Za-z_])"), "a struct field"),
     (re.compile(r"(?:^|[\s;,(])(?:if|for|while|switch|function|try|return)\b"), "a control statement"),
     (re.compile(r";\s*\S"), "several statements"),
 )
+_BRACKETS = re.compile(r"\[[^\[\]]*\]")     # '[a; b]' is an array, not two statements
 
 
 def _unsupported(io, fcn: str, form: str, why: str) -> DiagramError:
@@ -114,8 +115,9 @@ def compile_nelson_function(io):
     else:
         anonymous = _ANONYMOUS.fullmatch(fcn)
         form = "anonymous function" if anonymous else "expression"
+        text = _BRACKETS.sub("[]", anonymous["body"] if anonymous else fcn)
         for pattern, what in _NOT_MATH:
-            if pattern.search(anonymous["body"] if anonymous else fcn):
+            if pattern.search(text):
                 raise _unsupported(io, fcn, f"an {form} holding {what}", "that needs the interpreter")
         if anonymous:
             params = [p.strip() for p in anonymous["params"].split(",") if p.strip()]

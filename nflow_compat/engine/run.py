@@ -4,6 +4,7 @@ whose phase call it escaped, ``context.blame``)."""
 from __future__ import annotations
 
 import time as _time
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -57,6 +58,22 @@ def run_plan(plan, progress=None) -> dict:
         for f in plan.finalize:
             f()
     raise out_of_memory(f"running the diagram (at t = {plan.ctx.t:.9g})")
+
+
+@contextmanager
+def blamed_on_blocks(plan):
+    """What a run does with an exception escaping the plan's closures, for callers that
+    drive them themselves (``engine.linearize``): an NFlowError gets its block's JSON
+    pointer, anything else becomes the typed error naming the block it escaped."""
+    try:
+        yield
+    except NFlowError as err:
+        _locate(plan, err)
+        raise
+    except MemoryError:
+        raise
+    except Exception as exc:
+        raise _failure(plan, exc) from exc
 
 
 def _locate(plan, err: NFlowError) -> None:

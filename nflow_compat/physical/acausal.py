@@ -891,6 +891,20 @@ class DaeIsland:
         self.n_states = r
         self._U1t, self._U2t = U[:, :r].T.copy(), U[:, r:].T.copy()
 
+    def state_names(self) -> list:
+        """(name, element) of each state (``engine.linearize`` names them so): the unknown a
+        state is (a node's potential or position, its speed, an element's own unknown such
+        as an inductor's current) and the first element it belongs to; where the states are
+        combinations of unknowns (a capacitor loop), the island's k-th combination."""
+        if self.state_columns is None:
+            return [(f"{self.label} state {k}", self.element_names[0]) for k in range(self.n_states)]
+        out = []
+        for c in self.state_columns:
+            name = self._col_names[c]
+            inside = name[name.find("{") + 1:name.find("}")] if name.startswith("node {") else name
+            out.append((name, inside.split(",")[0].split(".")[0].strip()))
+        return out
+
     # -- structure ------------------------------------------------------------------------
     def _check_structure(self, asm, n, m):
         if n == 0:

@@ -105,6 +105,11 @@ class IslandPart:
         self.fill()
         return self.island.relation_values(t, x)
 
+    def state_names(self) -> list | None:
+        """(name, block id) of each state, where the island names them (else None)."""
+        names = getattr(self.island, "state_names", None)
+        return None if names is None else [(name, self.names.get(el, el)) for name, el in names()]
+
     def _log(self, start: int):
         for ev in self.island.events[start:]:
             self.ctx.events.append({"t": float(ev.t), "block": self.names.get(ev.element, ev.element),
