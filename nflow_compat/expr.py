@@ -99,11 +99,11 @@ _FUNCTIONS = {
 }
 
 
-def _tokenize(text: str):
-    """Tokens as (kind, value, space_before)."""
+def _tokenize(text: str, pattern=_TOKEN):
+    """Tokens as (kind, value, space_before), read with ``pattern`` (groups num, name, op)."""
     tokens, pos = [], 0
     while pos < len(text):
-        m = _TOKEN.match(text, pos)
+        m = pattern.match(text, pos)
         if not m or m.end() == pos:
             if text[pos:].strip() == "":
                 break
@@ -157,6 +157,37 @@ class _TokenStream:
             j += 1
         return self.tokens[min(j + 1, len(self.tokens) - 1)][1] in (",", ")")
 
+    def element_break(self) -> bool:
+        """Inside [...], '1 -2' is two elements while '1 - 2' and '1-2' are one."""
+        return bool(self.in_brackets) and self.peek()[2] and not self.peek(1)[2]
+
+    def bracket_rows(self, element) -> list:
+        """The rows of ``[...]`` after its '[' (';' ends a row, ',' or a space separates
+        elements), each element read by ``element()``; empty rows dropped."""
+        self.enter()
+        self.in_brackets += 1
+        rows, row = [], []
+        while True:
+            tok = self.peek()
+            if tok[1] == "]":
+                self.take()
+                break
+            if tok[1] == ";":
+                self.take()
+                rows.append(row)
+                row = []
+                continue
+            if tok[1] == ",":
+                self.take()
+                continue
+            if tok[0] == "end":
+                raise _Fail("missing ']'")
+            row.append(element())
+        rows.append(row)
+        self.in_brackets -= 1
+        self.depth -= 1
+        return [r for r in rows if r]
+
     def parse(self):
         result = self.expr()
         if self.peek()[0] != "end":
@@ -164,39 +195,24 @@ class _TokenStream:
         return result
 
 
-class _Parser(_TokenStream):
-    def __init__(self, text, variables, max_exponent=MAX_EXPONENT):
-        self.tokens = _tokenize(text)
-        self.i = 0
-        self.variables = variables
-        self.depth = 0
-        self.in_brackets = 0
-        self.max_exponent = max_exponent
+class _ArrayGrammar(_TokenStream):
+    """The arithmetic of the array grammars (``evaluate``'s, and ``vector_expr``'s, which adds
+    comparisons): MATLAB's precedence, unary minus below '^', '^' left-associative (2^3^2 =
+    64). A subclass reads ``primary()`` and says how operands combine (``combine``,
+    ``negate``) and what a literal exponent's value is (``literal_value``)."""
 
-    # -- grammar
-    def expr(self):
-        self.enter()
+    def sum(self):
         value = self.term()
-        while self.peek()[1] in ("+", "-") and not self._element_break():
+        while self.peek()[1] in ("+", "-") and not self.element_break():
             op = self.take()[1]
-            rhs = self.term()
-            value = _binary(op, value, rhs)
-        self.depth -= 1
+            value = self.combine(op, value, self.term())
         return value
-
-    def _element_break(self):
-        """Inside [...], '1 -2' is two elements while '1 - 2' and '1-2' are one."""
-        if not self.in_brackets:
-            return False
-        op = self.peek()
-        after = self.peek(1)
-        return op[2] and not after[2]
 
     def term(self):
         value = self.unary()
         while self.peek()[1] in ("*", "/", ".*", "./"):
             op = self.take()[1]
-            value = _binary(op, value, self.unary())
+            value = self.combine(op, value, self.unary())
         return value
 
     def unary(self):
@@ -205,19 +221,18 @@ class _Parser(_TokenStream):
             self.enter()
             value = self.unary()
             self.depth -= 1
-            return -value if op == "-" else value
+            return self.negate(value) if op == "-" else value
         return self.power()
 
     def power(self):
-        # MATLAB's '^' is left-associative (2^3^2 = 64) and binds tighter than unary minus.
         base = self.primary()
         while self.peek()[1] in ("^", ".^"):
             op = self.take()[1]
             literal = self.literal_ahead()
             exponent = self.exponent()
             if literal:
-                _check_exponent(exponent, self.max_exponent)
-            base = _binary(op, base, exponent)
+                _check_exponent(self.literal_value(exponent), self.max_exponent)
+            base = self.combine(op, base, exponent)
         return base
 
     def exponent(self):
@@ -226,8 +241,29 @@ class _Parser(_TokenStream):
             self.enter()
             value = self.exponent()
             self.depth -= 1
-            return -value if op == "-" else value
+            return self.negate(value) if op == "-" else value
         return self.primary()
+
+
+class _Parser(_ArrayGrammar):
+    def __init__(self, text, variables, max_exponent=MAX_EXPONENT):
+        self.tokens = _tokenize(text)
+        self.i = 0
+        self.variables = variables
+        self.depth = 0
+        self.in_brackets = 0
+        self.max_exponent = max_exponent
+
+    # -- grammar: values as they are read
+    combine = staticmethod(lambda op, a, b: _binary(op, a, b))
+    negate = staticmethod(lambda value: -value)
+    literal_value = staticmethod(lambda value: value)
+
+    def expr(self):
+        self.enter()
+        value = self.sum()
+        self.depth -= 1
+        return value
 
     def primary(self):
         kind, value, _ = self.take()
@@ -272,29 +308,7 @@ class _Parser(_TokenStream):
             return _normalize(fn(*[np.asarray(a, dtype=float) for a in args]))
 
     def matrix(self):
-        self.enter()
-        self.in_brackets += 1
-        rows, row = [], []
-        while True:
-            tok = self.peek()
-            if tok[1] == "]":
-                self.take()
-                break
-            if tok[1] == ";":
-                self.take()
-                rows.append(row)
-                row = []
-                continue
-            if tok[1] == ",":
-                self.take()
-                continue
-            if tok[0] == "end":
-                raise _Fail("missing ']'")
-            row.append(self.expr())
-        rows.append(row)
-        self.in_brackets -= 1
-        self.depth -= 1
-        rows = [r for r in rows if r]
+        rows = self.bracket_rows(self.expr)
         if not rows:
             return np.zeros(0)
         if sum(np.size(x) for r in rows for x in r) > MAX_ELEMENTS:   # before concatenating

@@ -31,8 +31,8 @@ import re
 
 import numpy as np
 
-from .expr import (_CONSTANTS, _LIMITS, MAX_ELEMENTS, ExpressionError, _check_exponent, _Exponent, _Fail, _fix,
-                   _round_away, _TokenStream, floor_mod)
+from .expr import (_CONSTANTS, _LIMITS, MAX_ELEMENTS, ExpressionError, _ArrayGrammar, _check_exponent, _Exponent,
+                   _Fail, _fix, _round_away, _tokenize, floor_mod)
 
 _TOKEN = re.compile(
     r"\s*(?:(?P<num>(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?[ij]?(?![A-Za-z_0-9]))"
@@ -45,22 +45,6 @@ _COMPARE = {"<": np.less, "<=": np.less_equal, ">": np.greater, ">=": np.greater
 
 class VectorError(ValueError):
     """A compiled body failed on its values (an index past the end, sizes that disagree)."""
-
-
-def _tokenize(text: str) -> list:
-    """Tokens as (kind, value, space_before), as ``expr``'s tokenizer gives them."""
-    tokens, pos = [], 0
-    while pos < len(text):
-        m = _TOKEN.match(text, pos)
-        if not m or m.end() == pos:
-            if text[pos:].strip() == "":
-                break
-            raise _Fail(f"unexpected character {text[pos:].lstrip()[:1]!r}")
-        space = m.start(m.lastgroup) > pos or pos == 0
-        tokens.append((m.lastgroup, m.group(m.lastgroup), space))
-        pos = m.end()
-    tokens.append(("end", "", True))
-    return tokens
 
 
 def _value(x):
@@ -195,9 +179,9 @@ def _index(value, k):
     return flat[k.astype(int) - 1] if k.ndim else flat[int(k) - 1]
 
 
-class _VectorCompiler(_TokenStream):
+class _VectorCompiler(_ArrayGrammar):
     def __init__(self, text, inputs, variables, max_exponent):
-        self.tokens = _tokenize(text)
+        self.tokens = _tokenize(text, _TOKEN)
         self.i = 0
         self.depth = 0
         self.in_brackets = 0
@@ -215,52 +199,10 @@ class _VectorCompiler(_TokenStream):
         self.depth -= 1
         return node
 
-    def sum(self):
-        node = self.term()
-        while self.peek()[1] in ("+", "-") and not self._element_break():
-            op = self.take()[1]
-            node = _binary(op, node, self.term())
-        return node
-
-    def _element_break(self):
-        """Inside [...], '1 -2' is two elements while '1 - 2' and '1-2' are one."""
-        return bool(self.in_brackets) and self.peek()[2] and not self.peek(1)[2]
-
-    def term(self):
-        node = self.unary()
-        while self.peek()[1] in ("*", "/", ".*", "./"):
-            op = self.take()[1]
-            node = _binary(op, node, self.unary())
-        return node
-
-    def unary(self):
-        if self.peek()[1] in ("+", "-"):
-            op = self.take()[1]
-            self.enter()
-            node = self.unary()
-            self.depth -= 1
-            return _apply(np.negative, [node], "-") if op == "-" else node
-        return self.power()
-
-    def power(self):
-        node = self.primary()
-        while self.peek()[1] in ("^", ".^"):
-            op = self.take()[1]
-            literal = self.literal_ahead()
-            exponent = self.exponent()
-            if literal:
-                _check_exponent(exponent[1], self.max_exponent)
-            node = _binary(op, node, exponent)
-        return node
-
-    def exponent(self):
-        if self.peek()[1] in ("+", "-"):
-            op = self.take()[1]
-            self.enter()
-            node = self.exponent()
-            self.depth -= 1
-            return _apply(np.negative, [node], "-") if op == "-" else node
-        return self.primary()
+    # -- grammar: closure nodes
+    combine = staticmethod(lambda op, x, y: _binary(op, x, y))
+    negate = staticmethod(lambda node: _apply(np.negative, [node], "-"))
+    literal_value = staticmethod(lambda node: node[1])
 
     def primary(self):
         kind, value, _ = self.take()
@@ -334,29 +276,7 @@ class _VectorCompiler(_TokenStream):
         return _apply(forms[len(args)], args, name)
 
     def matrix(self):
-        self.enter()
-        self.in_brackets += 1
-        rows, row = [], []
-        while True:
-            tok = self.peek()
-            if tok[1] == "]":
-                self.take()
-                break
-            if tok[1] == ";":
-                self.take()
-                rows.append(row)
-                row = []
-                continue
-            if tok[1] == ",":
-                self.take()
-                continue
-            if tok[0] == "end":
-                raise _Fail("missing ']'")
-            row.append(self.expr())
-        rows.append(row)
-        self.in_brackets -= 1
-        self.depth -= 1
-        rows = [r for r in rows if r]
+        rows = self.bracket_rows(self.expr)
         if len(rows) > 1:
             raise _Fail("'[a; b]' builds a matrix; a signal is a vector: use '[a, b]'")
         if not rows:
