@@ -95,7 +95,7 @@ UNITS = {
     "[u1]": "the unit of input 1 (0-based)", "[y]/[u]": "output unit per input unit",
     "[y]/([u].s)": "output unit per input unit and second", "[y].s/[u]": "output unit second per input unit",
     "[u]/s": "input unit per second", "[y]/s": "output unit per second",
-    "[u].s": "input unit second (an integral of the input)",
+    "[u].s": "input unit second (an integral of the input)", "[y].s": "output unit second (an area under the output)",
     "mixed": "one unit per element, set by the signals (see the meaning)",
 }
 
