@@ -142,6 +142,8 @@ def solver_line(bt, runs: bool) -> str:
     if bt.type == "subsystem":
         text += (f"; a function-call subsystem (controlPort functionCall) only under "
                  f"{_names(FUNCTION_CALL_SOLVERS)}")
+    elif handler is not None and (handler.calls or handler.routes_calls):
+        text += f"; the function-call subsystems it drives run only under {_names(FUNCTION_CALL_SOLVERS)}"
     return text
 
 
