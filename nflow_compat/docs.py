@@ -23,7 +23,7 @@ from .engine.groups import FUNCTION_CALL_SOLVERS
 from .engine.run import FIXED_STEP_SOLVERS
 from .engine.solver_driven import METHOD
 from .engine.solvers import METHODS
-from .manifests import UNITS, block_types, libraries, parse_range
+from .manifests import COMPILE_CHECKED, UNITS, block_types, libraries, parse_range
 from .normalize import SOLVERS
 from .parts import SOLVER_OWNED
 from .physical.acausal import DOMAINS
@@ -150,13 +150,14 @@ def solver_line(bt, runs: bool) -> str:
 # ----------------------------------------------------------------------------- pages
 
 def _range_cell(spec) -> str:
-    """The param's range, and whether the diagram check refuses values outside it: a bound
-    or choice that ``paramTypes`` checks (the manifest tests check it is the stated one)."""
-    text = spec.range.replace(">=", "≥").replace("<=", "≤")
-    checked = parse_range(spec.range)
-    if (spec.minimum is not None or spec.exclusive_minimum is not None) and checked.lower is not None:
-        text += " (checked)"
-    elif spec.enum is not None and checked.choices is not None:
+    """The param's range, and whether a value outside it is refused: a bound or choice
+    that ``paramTypes`` checks, or a range the handler checks when the plan is compiled
+    (the manifest tests check both claims)."""
+    text = spec.range.removesuffix(COMPILE_CHECKED).replace(">=", "≥").replace("<=", "≤")
+    stated = parse_range(spec.range)
+    if (spec.range.endswith(COMPILE_CHECKED)
+            or (spec.minimum is not None or spec.exclusive_minimum is not None) and stated.lower is not None
+            or spec.enum is not None and stated.choices is not None):
         text += " (checked)"
     return _markdown(text, cell=True) or "–"
 
@@ -219,8 +220,8 @@ def library_page(folder: str, manifest: dict, runs: set, examples: dict) -> str:
              f"{sum(1 for bt in bts if bt.type in runs)} of {len(bts)} blocks run in nflow-compat.", ""]
     used = _units_used(bts)
     if used:
-        lines += ["Units on this page (a range marked *checked* is refused otherwise, with `param_range` or "
-                  "`param_value`):", "", "| unit | what |", "|---|---|"]
+        lines += ["A value outside a range marked *(checked)* is refused: by the diagram check (`param_range`, "
+                  "`param_value`) or when the plan is compiled. Units on this page:", "", "| unit | what |", "|---|---|"]
         lines += [f"| {_markdown(unit_text(u), cell=True)} | {_markdown(UNITS[u], cell=True)} |" for u in used]
         lines.append("")
     for bt in bts:

@@ -21,7 +21,9 @@ block entry may carry four product extensions:
     ``"<= 1"``, ``"[0, 1]"``, ``"(0, 100]"``, or a choice, ``"one of 'a', 'b'"``, and may
     go on after ``"; "`` in words (``">= 1; whole"``), or is words only (``"strictly
     increasing"``). Where ``paramTypes`` checks a bound or a choice the range states
-    exactly that one (tests check it); a range the schema does not check is documentation;
+    exactly that one (tests check it); a range the schema does not check is documentation,
+    unless it ends in ``"; checked when compiled"`` (``COMPILE_CHECKED``): the handler
+    refuses a value outside it when the plan is compiled (tests check that too);
   - ``meaning``: what the parameter does, in one short line.
 """
 from __future__ import annotations
@@ -81,14 +83,14 @@ UNITS = {
     "%": "percent", "s": "second", "ms": "millisecond", "Hz": "hertz", "1/s": "per second",
     "rad": "radian", "deg": "degree (angle)", "rad/s": "radian per second",
     "rad/s2": "radian per second squared", "px": "pixel (editor and dashboard display)",
-    "V": "volt", "A": "ampere", "Ohm": "ohm", "S": "siemens", "F": "farad", "H": "henry",
+    "V": "volt", "A": "ampere", "V/s": "volt per second", "A/s": "ampere per second", "Ohm": "ohm", "S": "siemens", "F": "farad", "H": "henry",
     "C": "coulomb", "Wb": "weber", "A/V2": "ampere per volt squared (MOSFET transconductance)",
     "K": "kelvin", "W": "watt", "J/K": "joule per kelvin", "W/K": "watt per kelvin",
     "K/W": "kelvin per watt", "W/K4": "watt per kelvin to the fourth (radiation)",
     "m": "metre", "m/s": "metre per second", "m/s2": "metre per second squared", "s/m": "second per metre",
     "kg": "kilogram", "kg.m2": "kilogram metre squared", "N": "newton", "N/m": "newton per metre",
     "N.s/m": "newton second per metre", "N.s2/m2": "newton second squared per metre squared",
-    "N/A": "newton per ampere", "N.m": "newton metre", "N.m/rad": "newton metre per radian",
+    "N/A": "newton per ampere", "N/s": "newton per second", "N.m": "newton metre", "N.m/s": "newton metre per second", "N.m/rad": "newton metre per radian",
     "N.m.s/rad": "newton metre second per radian",
     "N.m.s2/rad2": "newton metre second squared per radian squared", "N.m/A": "newton metre per ampere",
     "[u]": "the unit of the input signal (of a block with several, the one the meaning names)",
@@ -98,6 +100,8 @@ UNITS = {
     "[u].s": "input unit second (an integral of the input)", "[y].s": "output unit second (an area under the output)",
     "mixed": "one unit per element, set by the signals (see the meaning)",
 }
+
+COMPILE_CHECKED = "; checked when compiled"
 
 _NUMBER = r"-?(?:\d+(?:\.\d*)?(?:e[-+]?\d+)?|inf)"
 _END = r"(?:$|; )"

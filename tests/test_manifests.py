@@ -7,7 +7,9 @@ import math
 
 import pytest
 
-from nflow_compat.manifests import UNITS, block_types, libraries, parse_range, Range
+import nflow_compat as nc
+from nflow_compat.manifests import COMPILE_CHECKED, UNITS, Range, block_types, libraries, parse_range
+from tests.util import blk, diagram, pin
 
 TYPES = block_types()
 DOCUMENTED = [(t, name) for t, bt in TYPES.items() for name in bt.params if bt.params[name].unit is not None]
@@ -92,3 +94,45 @@ def test_the_default_is_in_the_stated_range(block_type, name):
         if stated.upper is not None:
             assert x < stated.upper if stated.upper_strict else x <= stated.upper, (block_type, name, x)
         assert not math.isnan(x)
+
+
+# ----------------------------------------------------------------------------- checked when compiled
+
+# a block on the pins of which every pin of one domain is tied down (the parameter checks
+# come before any structural one)
+_ANCHORS = {"electrical": ("Ground", "p"), "thermal": ("FixedTemperature", "port"),
+            "translational": ("Fixed", "flange"), "rotational": ("RotFixed", "flange"),
+            "planar": ("PlanarFixed", "frame")}
+COMPILE_CHECKED_PARAMS = [(t, name) for t, name in DOCUMENTED
+                          if TYPES[t].params[name].range.endswith(COMPILE_CHECKED)]
+
+
+def _outside(text: str) -> float:
+    """A value just outside a stated range."""
+    stated = parse_range(text)
+    if stated.lower is not None:
+        return stated.lower if stated.lower_strict else stated.lower - 1.0
+    if stated.upper is not None:
+        return stated.upper if stated.upper_strict else stated.upper + 1.0
+    assert text.startswith("not 0"), text
+    return 0.0
+
+
+def _lone_physical(block_type: str, params: dict) -> dict:
+    bt = TYPES[block_type]
+    domains = sorted(set(bt.pins.values()))
+    blocks = [blk(f"anchor_{d}", _ANCHORS[d][0]) for d in domains] + [blk("X", block_type, params)]
+    if "planar" in domains:
+        blocks.append(blk("world", "PlanarWorld"))
+    conns = [pin("X", p, f"anchor_{d}", _ANCHORS[d][1]) for p, d in bt.pins.items()]
+    return diagram(blocks, conns)
+
+
+@pytest.mark.parametrize("block_type, name", COMPILE_CHECKED_PARAMS)
+def test_a_range_checked_when_compiled_is_refused_there(block_type, name):
+    spec = TYPES[block_type].params[name]
+    assert TYPES[block_type].acausal, "the harness ties down physical pins"
+    value = _outside(spec.range)
+    with pytest.raises(nc.DiagramError) as err:
+        nc.compile_plan(_lone_physical(block_type, {name: value}))
+    assert (err.value.block, err.value.param) == ("X", name), err.value
