@@ -107,9 +107,11 @@ COMPILE_CHECKED_PARAMS = [(t, name) for t, name in DOCUMENTED
                           if TYPES[t].params[name].range.endswith(COMPILE_CHECKED)]
 
 
-def _outside(text: str) -> float:
+def _outside(text: str):
     """A value just outside a stated range."""
     stated = parse_range(text)
+    if stated.choices is not None:
+        return "none of " + "/".join(stated.choices)
     if stated.lower is not None:
         return stated.lower if stated.lower_strict else stated.lower - 1.0
     if stated.upper is not None:
