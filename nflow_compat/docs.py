@@ -66,8 +66,9 @@ def _markdown(text: str, cell: bool = False) -> str:
 
 
 def _code(value) -> str:
+    """A default as JSON in a code span (a table's bars inside one do not split the cell)."""
     text = json.dumps(value)
-    return f"`{text}`".replace("|", "\\|") if "`" not in text else _markdown(text, cell=True)
+    return f"`{text}`" if "`" not in text else _markdown(text, cell=True)
 
 
 def _fixture_index() -> dict:
@@ -174,7 +175,7 @@ def _units_used(bts) -> list:
     used = set()
     for bt in bts:
         for spec in bt.params.values():
-            if spec.unit:
+            if spec.unit is not None:
                 used.update(spec.unit if isinstance(spec.unit, tuple) else (spec.unit,))
     return [u for u in UNITS if u in used]
 
@@ -222,7 +223,8 @@ def library_page(folder: str, manifest: dict, runs: set, examples: dict) -> str:
     if used:
         lines += ["A value outside a range marked *(checked)* is refused: by the diagram check (`param_range`, "
                   "`param_value`) or when the plan is compiled. Units on this page:", "", "| unit | what |", "|---|---|"]
-        lines += [f"| {_markdown(unit_text(u), cell=True)} | {_markdown(UNITS[u], cell=True)} |" for u in used]
+        lines += [f"| {_markdown(unit_text(u), cell=True) or '1, –'} | {_markdown(UNITS[u], cell=True)} |"
+                  for u in used]
         lines.append("")
     for bt in bts:
         lines += _block_section(bt, runs, examples)

@@ -79,7 +79,7 @@ def infer_kind(default) -> str:
 # after a symbol is its power), with what each is. The bracketed ones follow the signals the
 # block is wired to: "[u]" the unit of its input, "[y]" of its output.
 UNITS = {
-    "": "dimensionless, or no quantity (a name, a mode, a flag)",
+    "": "dimensionless (1), or no quantity (–): a name, a mode, a flag",
     "%": "percent", "s": "second", "ms": "millisecond", "Hz": "hertz", "1/s": "per second",
     "rad": "radian", "deg": "degree (angle)", "rad/s": "radian per second",
     "rad/s2": "radian per second squared", "px": "pixel (editor and dashboard display)",

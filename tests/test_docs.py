@@ -36,6 +36,14 @@ def test_pages_say_what_runs():
     assert "42 of 42 blocks run" in (DOCS / "acausal_electrical.md").read_text()
 
 
+def test_every_param_row_gives_a_unit_and_a_meaning():
+    for page in DOCS.glob("*.md"):
+        for line in page.read_text().splitlines():
+            if line.startswith("| `"):
+                cells = [c.strip() for c in line.strip("|").split(" | ")]
+                assert len(cells) == 5 and cells[2] != "?" and cells[4], (page.name, line)
+
+
 def test_units_print_as_symbols():
     assert docs.unit_text("N.m.s2/rad2") == "N·m·s²/rad²" and docs.unit_text("Ohm") == "Ω"
     assert docs.unit_text("[y]/([u].s)") == "[y]/([u]·s)" and docs.unit_text(("rad/s", "")) == "columns: rad/s, 1"

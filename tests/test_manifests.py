@@ -1,6 +1,7 @@
 """The manifests' product extensions (``nflow_compat.manifests``): ``paramInfo`` documents
 every parameter of every block type with a known unit, a range that agrees with what
-``paramTypes`` checks and with the default, and a one-line meaning."""
+``paramTypes`` checks and with the default (and is refused when compiled where it says so),
+and a one-line meaning."""
 from __future__ import annotations
 
 import math
@@ -24,6 +25,12 @@ def test_ranges_are_read_as_bounds_choices_or_words():
     assert parse_range("one of 'a', 'b c'; case-sensitive") == Range(choices=("a", "b c"))
     assert parse_range("strictly increasing") == parse_range("") == Range()
     assert parse_range(">= 0x") == Range()      # a bound is a number and then the end or "; "
+
+
+def test_every_param_of_every_block_type_is_documented():
+    missing = [f"{t}.{name}" for t, bt in TYPES.items() for name, spec in bt.params.items() if spec.unit is None]
+    assert not missing, "paramInfo lacks " + ", ".join(missing)
+    assert len(DOCUMENTED) == sum(len(bt.params) for bt in TYPES.values())
 
 
 def test_param_info_sits_after_default_params_and_names_only_params():
