@@ -217,7 +217,8 @@ def _block_section(bt, runs: set, examples: dict) -> list:
 def library_page(folder: str, manifest: dict, runs: set, examples: dict) -> str:
     types = block_types()
     bts = [types[entry["type"]] for entry in manifest["blocks"]]
-    lines = [f"# {manifest['title']} (`{folder}`)", "", _markdown((manifest.get("comment") or "").strip()), "",
+    comment = (manifest.get("comment") or "").strip()
+    lines = [f"# {manifest['title']} (`{folder}`)", ""] + ([_markdown(comment), ""] if comment else []) + [
              f"{sum(1 for bt in bts if bt.type in runs)} of {len(bts)} blocks run in nflow-compat.", ""]
     used = _units_used(bts)
     if used:

@@ -11,8 +11,7 @@ from nflow_compat.blocks.fmi import INTERFACES
 from nflow_compat.manifests import block_types, libraries
 from nflow_compat.normalize import SOLVERS
 from nflow_compat.parts import SOLVER_OWNED
-from tests.subsystem_bodies import minimal_port_in, minimal_port_out, minimal_sub
-from tests.util import blk, diagram, wire
+from tests.lone_blocks import lone
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "blocks"
 
@@ -56,34 +55,6 @@ def test_text_is_escaped_for_markdown_outside_code():
 
 # ----------------------------------------------------------------------------- solvers
 
-# what a lone block needs to compile beyond its defaults: params, and blocks feeding its inputs
-_NEEDS = {
-    "fromWorkspace": ({"times": [0, 1], "values": [0, 1]}, None),
-    "busSelector": ({"SelectedSignals": ["a"]}, "bus"),
-    "busAssignment": ({"AssignedSignals": ["a"]}, "bus"),
-}
-
-
-def _lone(block_type: str, solver: str) -> dict:
-    """``block_type`` with constants on its inputs and terminators on its outputs."""
-    bt = block_types()[block_type]
-    params, feed = _NEEDS.get(block_type, ({}, None))
-    if block_type == "subsystem":
-        body = ([minimal_port_in(), blk("g", "gain"), minimal_port_out()], [wire("in1", "g"), wire("g", "out1")])
-        block = minimal_sub("b", *body)
-        n_in, n_out = 1, 1
-    else:
-        block, n_in, n_out = blk("b", block_type, params), bt.inputs, bt.outputs
-    blocks = [blk(f"c{k}", "constant", Value=0.5) for k in range(n_in)]
-    if feed == "bus":
-        blocks[0] = blk("c0", "busCreator", inputs=1, MemberNames=["a"])
-        blocks.append(blk("a", "constant", Value=0.5))
-    conns = [wire(f"c{k}", "b", 0, k) for k in range(n_in)] + ([wire("a", "c0")] if feed == "bus" else [])
-    blocks += [block] + [blk(f"t{k}", "terminator") for k in range(n_out)]
-    conns += [wire("b", f"t{k}", k, 0) for k in range(n_out)]
-    return diagram(blocks, conns, solver=solver)
-
-
 CAUSAL = [t for t, bt in block_types().items() if t in REGISTRY and not bt.acausal and t not in INTERFACES]
 
 
@@ -94,7 +65,7 @@ def test_the_solvers_the_reference_gives_are_those_the_block_compiles_under(bloc
     # 'algebraic' role is a part of the solver's system under the solvers that own state only
     handler = REGISTRY[block_type]
     for solver in SOLVERS:
-        d = _lone(block_type, solver)
+        d = lone(block_type, solver=solver)
         if solver not in handler.solvers:
             with pytest.raises(nc.DiagramError):
                 nc.compile_plan(d)

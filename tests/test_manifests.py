@@ -10,7 +10,9 @@ import pytest
 
 import nflow_compat as nc
 from nflow_compat.manifests import COMPILE_CHECKED, UNITS, Range, block_types, libraries, parse_range
-from tests.util import blk, diagram, pin
+import nflow_compat.blocks.handlers  # noqa: F401  (registers every handler)
+from nflow_compat.blocks import REGISTRY
+from tests.lone_blocks import lone
 
 TYPES = block_types()
 DOCUMENTED = [(t, name) for t, bt in TYPES.items() for name in bt.params if bt.params[name].unit is not None]
@@ -105,17 +107,32 @@ def test_the_default_is_in_the_stated_range(block_type, name):
 
 # ----------------------------------------------------------------------------- checked when compiled
 
-# a block on the pins of which every pin of one domain is tied down (the parameter checks
-# come before any structural one)
-_ANCHORS = {"electrical": ("Ground", "p"), "thermal": ("FixedTemperature", "port"),
-            "translational": ("Fixed", "flange"), "rotational": ("RotFixed", "flange"),
-            "planar": ("PlanarFixed", "frame")}
 COMPILE_CHECKED_PARAMS = [(t, name) for t, name in DOCUMENTED
                           if TYPES[t].params[name].range.endswith(COMPILE_CHECKED)]
 
+# a value outside a range stated in words (bounds and choices give their own)
+_OUTSIDE_WORDS = {
+    ("tf", "Denominator"): [0, 0],
+    ("constraint", "InitialCondition"): float("inf"),
+    ("lookup1D", "BreakpointsForDimension1"): [1, 0], ("lookup1D", "Table"): [1],
+    ("lookup2D", "BreakpointsForDimension1"): [1, 1, 3], ("lookup2D", "BreakpointsForDimension2"): [3],
+    ("lookup2D", "Table"): [1, 2],
+    ("lookupND", "BreakpointsForDimension1"): [2, 1, 3], ("lookupND", "BreakpointsForDimension2"): [1],
+    ("lookupND", "Table"): [1, 2],
+    ("directLookup", "TableDimensions"): [6], ("directLookup", "Table"): [0, 1],
+    ("prelookup", "BreakpointsForDimension1"): [0], ("interpolationPrelookup", "Table"): [],
+    ("busSelector", "SelectedSignals"): [], ("busCreator", "BusType"): "Named",
+    ("expression", "Expr"): "u +",
+    ("PlanarPrismatic", "dx"): 0, ("PlanarRollingWheel", "dx"): 0,
+    ("MassWithStopAndFriction", "smax"): -1.0,
+}
 
-def _outside(text: str):
-    """A value just outside a stated range."""
+
+def _outside(block_type: str, name: str):
+    """A value just outside the stated range."""
+    if (block_type, name) in _OUTSIDE_WORDS:
+        return _OUTSIDE_WORDS[block_type, name]
+    text = TYPES[block_type].params[name].range
     stated = parse_range(text)
     if stated.choices is not None:
         return "none of " + "/".join(stated.choices)
@@ -127,21 +144,16 @@ def _outside(text: str):
     return 0.0
 
 
-def _lone_physical(block_type: str, params: dict) -> dict:
-    bt = TYPES[block_type]
-    domains = sorted(set(bt.pins.values()))
-    blocks = [blk(f"anchor_{d}", _ANCHORS[d][0]) for d in domains] + [blk("X", block_type, params)]
-    if "planar" in domains:
-        blocks.append(blk("world", "PlanarWorld"))
-    conns = [pin("X", p, f"anchor_{d}", _ANCHORS[d][1]) for p, d in bt.pins.items()]
-    return diagram(blocks, conns)
-
-
 @pytest.mark.parametrize("block_type, name", COMPILE_CHECKED_PARAMS)
 def test_a_range_checked_when_compiled_is_refused_there(block_type, name):
-    spec = TYPES[block_type].params[name]
-    assert TYPES[block_type].acausal, "the harness ties down physical pins"
-    value = _outside(spec.range)
+    solver = REGISTRY[block_type].solvers[0] if block_type in REGISTRY else "discrete"
     with pytest.raises(nc.DiagramError) as err:
-        nc.compile_plan(_lone_physical(block_type, {name: value}))
+        nc.compile_plan(lone(block_type, {name: _outside(block_type, name)}, solver=solver))
     assert (err.value.block, err.value.param) == ("X", name), err.value
+
+
+def test_every_range_stated_in_words_and_checked_has_a_value_outside_it():
+    for block_type, name in COMPILE_CHECKED_PARAMS:
+        stated = parse_range(TYPES[block_type].params[name].range)
+        if stated == Range() and not TYPES[block_type].params[name].range.startswith("not 0"):
+            assert (block_type, name) in _OUTSIDE_WORDS, (block_type, name)
