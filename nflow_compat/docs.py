@@ -218,12 +218,13 @@ def library_page(folder: str, manifest: dict, runs: set, examples: dict) -> str:
     types = block_types()
     bts = [types[entry["type"]] for entry in manifest["blocks"]]
     comment = (manifest.get("comment") or "").strip()
-    lines = [f"# {manifest['title']} (`{folder}`)", ""] + ([_markdown(comment), ""] if comment else []) + [
-             f"{sum(1 for bt in bts if bt.type in runs)} of {len(bts)} blocks run in nflow-compat.", ""]
+    lines = [f"# {manifest['title']} (`{folder}`)", ""] + ([_markdown(comment), ""] if comment else [])
+    lines += [f"{sum(1 for bt in bts if bt.type in runs)} of {len(bts)} blocks run in nflow-compat. A value outside "
+              "a range marked *(checked)* is refused: by the diagram check (`param_range`, `param_value`) or when "
+              "the plan is compiled.", ""]
     used = _units_used(bts)
     if used:
-        lines += ["A value outside a range marked *(checked)* is refused: by the diagram check (`param_range`, "
-                  "`param_value`) or when the plan is compiled. Units on this page:", "", "| unit | what |", "|---|---|"]
+        lines += ["Units on this page:", "", "| unit | what |", "|---|---|"]
         lines += [f"| {_markdown(unit_text(u), cell=True) or '1, –'} | {_markdown(UNITS[u], cell=True)} |"
                   for u in used]
         lines.append("")
@@ -237,7 +238,12 @@ def pages() -> dict:
     examples = _fixture_index()
     out = {f"{folder}.md": library_page(folder, manifest, runs, examples)
            for folder, manifest in libraries().items()}
-    index = ["# Block reference", "", "Generated from `nflow_compat/libraries/*/library.json` by "
+    types = block_types()
+    index = ["# Block reference", "", f"{len(types)} block types in {len(libraries())} libraries, "
+             f"{sum(1 for t in types if t in runs)} of them run here (the others validate only). Each page gives "
+             "a block's ports and physical pins, its parameters (default, unit, range, meaning), its phases, the "
+             "solvers it runs under and the fixtures that exercise it.", "",
+             "Generated from `nflow_compat/libraries/*/library.json` by "
              "`python -m nflow_compat.docs --write docs/blocks`.", "", "| library | blocks | run here |", "|---|---|---|"]
     for folder, manifest in libraries().items():
         n = len(manifest["blocks"])

@@ -17,10 +17,10 @@ block entry may carry four product extensions:
     name, a mode); ``"[u]"``, ``"[y]"`` and their combinations for one that takes the unit
     of the signal the block is wired to; a list gives one unit per column of a table;
   - ``range`` (optional): the values the block is meant for, as nflow's and MSL's pages
-    and the handler state them; absent when any value of the kind goes. It starts with a bound, ``"> 0"``, ``">= 0"``,
-    ``"<= 1"``, ``"[0, 1]"``, ``"(0, 100]"``, or a choice, ``"one of 'a', 'b'"``, and may
-    go on after ``"; "`` in words (``">= 1; whole"``), or is words only (``"strictly
-    increasing"``). Where ``paramTypes`` checks a bound or a choice the range states
+    and the handler state them; absent when any value of the kind goes. It starts with a
+    bound, ``"> 0"``, ``">= 0"``, ``"<= 1"``, ``"[0, 1]"``, ``"(0, 100]"``, or a choice,
+    ``"one of 'a', 'b'"``, and may go on after ``"; "`` in words (``">= 1; whole"``), or is
+    words only (``"strictly increasing"``). Where ``paramTypes`` checks a bound or a choice the range states
     exactly that one (tests check it); a range the schema does not check is documentation,
     unless it ends in ``"; checked when compiled"`` (``COMPILE_CHECKED``): the handler
     refuses a value outside it when the plan is compiled (tests check that too);
@@ -32,8 +32,8 @@ import functools
 import math
 import re
 from dataclasses import dataclass, field
-from typing import NamedTuple
 from pathlib import Path
+from typing import NamedTuple
 
 import orjson
 
@@ -83,22 +83,24 @@ UNITS = {
     "%": "percent", "s": "second", "ms": "millisecond", "Hz": "hertz", "1/s": "per second",
     "rad": "radian", "deg": "degree (angle)", "rad/s": "radian per second",
     "rad/s2": "radian per second squared", "px": "pixel (editor and dashboard display)",
-    "V": "volt", "A": "ampere", "V/s": "volt per second", "A/s": "ampere per second", "Ohm": "ohm", "S": "siemens", "F": "farad", "H": "henry",
-    "C": "coulomb", "Wb": "weber", "A/V2": "ampere per volt squared (MOSFET transconductance)",
+    "V": "volt", "A": "ampere", "V/s": "volt per second", "A/s": "ampere per second", "Ohm": "ohm",
+    "S": "siemens", "F": "farad", "H": "henry", "C": "coulomb", "Wb": "weber",
+    "A/V2": "ampere per volt squared (MOSFET transconductance)",
     "K": "kelvin", "W": "watt", "J/K": "joule per kelvin", "W/K": "watt per kelvin",
     "K/W": "kelvin per watt", "W/K4": "watt per kelvin to the fourth (radiation)",
     "m": "metre", "m/s": "metre per second", "m/s2": "metre per second squared", "s/m": "second per metre",
     "kg": "kilogram", "kg.m2": "kilogram metre squared", "N": "newton", "N/m": "newton per metre",
     "N.s/m": "newton second per metre", "N.s2/m2": "newton second squared per metre squared",
-    "N/A": "newton per ampere", "N/s": "newton per second", "N.m": "newton metre", "N.m/s": "newton metre per second", "N.m/rad": "newton metre per radian",
+    "N/A": "newton per ampere", "N/s": "newton per second", "N.m": "newton metre",
+    "N.m/s": "newton metre per second", "N.m/rad": "newton metre per radian",
     "N.m.s/rad": "newton metre second per radian",
     "N.m.s2/rad2": "newton metre second squared per radian squared", "N.m/A": "newton metre per ampere",
     "[u]": "the unit of the input signal (of a block with several, the one the meaning names)",
     "[y]": "the unit of the output signal", "[p]": "the unit of the parameter a dashboard control writes",
-    "[y]/[u]": "output unit per input unit",
-    "[y]/([u].s)": "output unit per input unit and second", "[y].s/[u]": "output unit second per input unit",
-    "[u]/s": "input unit per second", "[y]/s": "output unit per second",
-    "[u].s": "input unit second (an integral of the input)", "[y].s": "output unit second (an area under the output)",
+    "[y]/[u]": "output unit per input unit", "[y]/([u].s)": "output unit per input unit and second",
+    "[y].s/[u]": "output unit second per input unit", "[u]/s": "input unit per second",
+    "[y]/s": "output unit per second", "[u].s": "input unit second (an integral of the input)",
+    "[y].s": "output unit second (an area under the output)",
     "mixed": "one unit per element, set by the signals (see the meaning)",
 }
 
