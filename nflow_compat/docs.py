@@ -3,11 +3,12 @@
 ``python -m nflow_compat.docs --write docs/blocks`` writes the pages; ``--check`` exits 1
 when the checked-in pages are stale (a test runs it). Each block lists its signal ports and
 physical pins (with the across and through quantities of the pin's domain), its params
-(default, unit, range and meaning: the manifest's ``paramInfo``, and whether the diagram
-check refuses a value out of range), the phases nflow declares, the solvers it runs under
-(read from the handler's declarations and the engine's rules, not written per block), and
-the golden fixtures that exercise it. The pages are plain Markdown for mkdocs: one ``##``
-heading per block type (its anchor is the type's name, lower-cased), tables, no links.
+(default, unit, range and meaning: the manifest's ``paramInfo``; whether a value out of
+range is refused, by the diagram check or when the plan is compiled), the phases nflow
+declares, the solvers it runs under (read from the handlers' declarations and the engine's
+rules, not written per block), and the golden fixtures that exercise it. The pages are
+plain Markdown for mkdocs: one ``##`` heading per block type (its anchor is the type's
+name, lower-cased), tables, and no links but the index's to the pages.
 """
 from __future__ import annotations
 
@@ -55,6 +56,14 @@ def unit_text(unit) -> str:
     return out.replace("Ohm", "Ω").replace(".", "·")
 
 
+def _pin_quantities(domain: str) -> tuple:
+    """(across, through) of a pin of ``domain``, each with its unit."""
+    if domain not in DOMAINS:
+        return _PLANAR_PIN
+    d, (across, through) = DOMAINS[domain], _PIN_UNITS[domain]
+    return f"{d.across} ({unit_text(across)})", f"{d.through} ({unit_text(through)})"
+
+
 def _markdown(text: str, cell: bool = False) -> str:
     """Plain text as Markdown that renders it as written: characters Markdown would read as
     emphasis, links or HTML escaped (not inside `code`), and in a table cell the bar."""
@@ -91,14 +100,6 @@ def _fixture_index() -> dict:
 
 
 # ----------------------------------------------------------------------------- solvers
-
-def _pin_quantities(domain: str) -> tuple:
-    """(across, through) of a pin of ``domain``, each with its unit."""
-    if domain not in DOMAINS:
-        return _PLANAR_PIN
-    d, (across, through) = DOMAINS[domain], _PIN_UNITS[domain]
-    return f"{d.across} ({unit_text(across)})", f"{d.through} ({unit_text(through)})"
-
 
 def _method(solver: str) -> str:
     return _METHOD_TEXT[METHODS[METHOD[solver]].__name__]
