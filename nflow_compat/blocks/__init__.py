@@ -17,6 +17,7 @@ import numpy as np
 
 from ..errors import DiagramError
 from ..generated import run_generated
+from ..normalize import SOLVERS
 from ..parts import Part
 
 Fn = Callable[[], None]
@@ -133,6 +134,15 @@ class Handler:
     # its part in a linearization (``engine.linearize``): ``model_port(block)`` is "input"
     # (a model input, nflow's external-port labelSource), "output" (a labelSink) or None
     model_port: Callable | None = None
+    # how it runs under the diagram's solver (the block reference prints it; tests/test_docs.py
+    # checks it against compiled plans): ``solvers``, the ones it runs under (another is an
+    # error of its build); ``solver_role``: "state", its continuous state is the solver's under
+    # ode4/ode45/dae (parts.SOLVER_OWNED) and nflow's fixed-step update's under discrete/ode1;
+    # "crossings", its switching points are zero-crossing surfaces under those solvers;
+    # "algebraic", its output is an algebraic unknown of the solver; "part", it is a part of
+    # the solver's system under every solver (a model-exchange FMU)
+    solvers: tuple = SOLVERS
+    solver_role: str | None = None
 
 
 REGISTRY: dict[str, Handler] = {}
@@ -153,7 +163,8 @@ def block(type_name: str, *, widths=None, feedthrough=True, complex=REAL_ONLY, *
     returning one of those. ``complex`` is the type's ``(accepts, output)`` complex
     support (see ``ComplexSupport``; default: real inputs only, real outputs). ``declared``:
     the further ``Handler`` fields the engine reads (``pure``, ``reads_after_step``,
-    ``prepare``, the execution-group roles)."""
+    ``prepare``, the execution-group roles) and those that say how it runs under the
+    solvers (``solvers``, ``solver_role``)."""
     support = ComplexSupport(*complex)
     if support.output not in (-1, 0, 1):
         raise ValueError(f"{type_name}: complex output must be -1, 0 or 1, not {support.output!r}")

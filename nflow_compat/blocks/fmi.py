@@ -778,7 +778,7 @@ class FmuPart:
         return self.next_event if self.next_event > t else math.inf
 
 
-@block("fmuMe", widths=scalar_out, feedthrough=False)
+@block("fmuMe", widths=scalar_out, feedthrough=False, solver_role="part")
 def fmu_me(io):
     """Model exchange (see the module docstring and ``FmuPart``): OUTPUT emits the outputs
     that do not depend on the inputs, at the state the solver gives; ALGEBRAIC the others,

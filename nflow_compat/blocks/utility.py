@@ -177,7 +177,7 @@ except TypeError:
 _SYMBOL = {operator.gt: ">", operator.ne: "!=", operator.ge: ">="}
 
 
-@block("switch", feedthrough=True, complex=(True, -1))
+@block("switch", feedthrough=True, complex=(True, -1), solver_role="crossings")
 def switch(io):
     """y = input 0 (top) where the control (input 1) passes the Criteria against
     Threshold, else input 2 (bottom), element-wise. Criteria is compared as an exact

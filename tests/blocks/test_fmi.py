@@ -23,7 +23,7 @@ from scipy.integrate import solve_ivp
 
 import nflow_compat as nc
 from nflow_compat import cli
-from nflow_compat.blocks import fmi
+from nflow_compat.blocks import REGISTRY, fmi
 from nflow_compat.blocks.handlers import supported_types
 from nflow_compat.errors import DiagramError, SimulationError
 
@@ -119,6 +119,16 @@ def test_van_der_pol_under_the_fixed_step_solvers(fmus):
     for k in range(20):
         assert column(euler, "x0")[k] == pytest.approx(x[0], abs=1e-12)
         x = x + 0.05 * np.array([x[1], (1.0 - x[0] ** 2) * x[1] - x[0]])
+
+
+@pytest.mark.parametrize("kind", sorted(fmi.INTERFACES))
+def test_the_solver_role_the_block_reference_gives_is_the_plans(fmus, kind):
+    # docs/blocks prints Handler.solver_role: a model-exchange FMU is a part of the solver's
+    # system under every solver, a co-simulation FMU under none (it steps itself)
+    role = REGISTRY[kind].solver_role
+    for solver in REGISTRY[kind].solvers:
+        plan = nc.compile_plan(lone(lag_block(fmus, kind), solver), base_dir=fmus.base)
+        assert plan.has_parts == (role == "part") == (kind == "fmuMe"), (kind, solver)
 
 
 def ball_height(t, h0=1.0, g=9.81, e=0.7):
