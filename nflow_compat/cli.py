@@ -1,4 +1,4 @@
-"""``nflow-sim``: a stdin/stdout pipe by default, plus run/validate/schema/blocks/fmu-info/fmu-block/plot/sweep/linmod/trim.
+"""``nflow-sim``: a stdin/stdout pipe by default, plus run/validate/schema/blocks/fmu-info/fmu-block/modelica-block/plot/sweep/linmod/trim.
 
 Exit codes: 0 success, 2 the diagram is wrong, 1 running it failed, 130 interrupted (Ctrl-C).
 On error stdout carries ``{"status": "error", "error": {...}}`` and stderr the message.
@@ -21,6 +21,7 @@ import orjson
 from . import api, plot, shape, sweeps
 from .blocks.handlers import supported_types
 from .blocks.fmi import block_entry, describe
+from .blocks import modelica
 from .diagram import Limits
 from .errors import DiagramError, NFlowError, SimulationError, out_of_memory
 
@@ -280,6 +281,12 @@ def _fmu_block(args) -> int:
     return EXIT_OK
 
 
+def _modelica_block(args) -> int:
+    entry = modelica.block_entry(Path(args.file), args.model, args.library or ())
+    _write(orjson.dumps(entry, option=orjson.OPT_INDENT_2).decode())
+    return EXIT_OK
+
+
 def _plot(args) -> int:
     limits = args.limits
     check_output(args.output)
@@ -414,6 +421,13 @@ def _parser() -> argparse.ArgumentParser:
     entry.add_argument("--type", choices=("fmu", "fmuMe"), help="default: fmu if the FMU co-simulates, else fmuMe")
     entry.add_argument("--path", help="the path param to write (default: FILE as given)")
     entry.set_defaults(func=_fmu_block)
+    mo = sub.add_parser("modelica-block", help="print a modelica block entry for a Modelica model: ports from its "
+                        "top-level inputs/outputs, params file, modelName + its parameters; needs rumoca (extra "
+                        "'modelica')")
+    mo.add_argument("file", help="a .mo file")
+    mo.add_argument("--model", help="the class (default: the file's base name)")
+    mo.add_argument("--library", action="append", metavar="DIR", help="a library root (repeatable; MODELICAPATH too)")
+    mo.set_defaults(func=_modelica_block)
     plt = sub.add_parser("plot", help="draw a result (workspace variables and scopes against time, events "
                          "marked) into an image; needs matplotlib (extra 'plot')")
     plt.add_argument("file", help="a result JSON (from run or the pipe; '-' for stdin), or a diagram to run first")

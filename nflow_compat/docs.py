@@ -126,7 +126,8 @@ def solver_line(bt, runs: bool) -> str:
     owned = [s for s in SOLVER_OWNED if s in solvers]
     fixed = [s for s in FIXED_STEP_SOLVERS if s in solvers]
     if role == "part":
-        whose = "its island" if bt.acausal else f"the {_interface(bt.type)} FMU's continuous states"
+        whose = ("its island" if bt.acausal else f"the {_interface(bt.type)} FMU's continuous states"
+                 if bt.type in INTERFACES else "the model's continuous states")
         text = (", ".join(f"{s} ({_method(s)})" for s in solvers)
                 + f": the method that integrates {whose} between grid points")
     elif role == "state":
@@ -200,7 +201,8 @@ def _block_section(bt, runs: set, examples: dict) -> list:
     if bt.aliases:
         lines.append("- also accepts: " + ", ".join(f"`{a}` for `{n}`" for a, n in bt.aliases.items()))
     if bt.open_params:
-        lines.append("- other params: the block's own (an FMU's variables, set by name; the handler checks them)")
+        lines.append("- other params: the block's own (an FMU's variables, a Modelica model's parameters: set by name; the "
+                     "handler checks them)")
     if bt.params:
         lines += ["", "| param | default | unit | range | meaning |", "|---|---|---|---|---|"]
         for spec in bt.params.values():

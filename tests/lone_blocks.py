@@ -17,6 +17,8 @@ _NEEDS = {
     "fromWorkspace": ({"times": [0, 1], "values": [0, 1]}, None),
     "busSelector": ({"SelectedSignals": ["a"]}, "bus"),
     "busAssignment": ({"AssignedSignals": ["a"]}, "bus"),
+    "modelica": ({"source": "model Decay\n  Real x(start = 1, fixed = true);\nequation\n  der(x) = -x;\nend Decay;\n"},
+                 None),
 }
 
 

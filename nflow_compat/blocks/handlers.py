@@ -8,7 +8,7 @@ from . import REGISTRY, Handler
 # grouped like nflow's libraries, in the order they have always registered
 from . import (  # noqa: F401  (imported to register their blocks)
     source, sink, math, logic, nonlinear, discrete, continuous, utility, mechanical, lookup, dashboard, userdefined,
-    fmi,
+    fmi, modelica,
 )
 
 
