@@ -402,6 +402,7 @@ class Reader:
 
     def read(self) -> FlatModel:
         flat = self.flat
+        variables = {name: self.variable(name, raw) for name, raw in flat["variables"].items()}
         for key, what in (("structured_equations", "a for-equation over an array"),
                           ("initial_structured_equations", "a for-equation over an array"),
                           ("algorithms", "an algorithm section"), ("initial_algorithms", "an initial algorithm")):
@@ -411,7 +412,6 @@ class Reader:
         for key in ("record_instances",):
             if flat.get(key):
                 raise ModelicaUnsupported("a record component (records are not supported)", None)
-        variables = {name: self.variable(name, raw) for name, raw in flat["variables"].items()}
         equations = [Equation(self.number(eq["residual"]), _pos(eq.get("span"))) for eq in flat.get("equations") or []]
         initial = [Equation(self.number(eq["residual"]), _pos(eq.get("span")))
                    for eq in flat.get("initial_equations") or []]

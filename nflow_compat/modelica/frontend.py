@@ -136,7 +136,8 @@ def load(text: str, filename: str, model_name: str, roots) -> Loaded:
     except (KeyboardInterrupt, SystemExit, MemoryError):
         raise
     except BaseException as exc:   # rumoca's errors, and a Rust panic (pyo3's PanicException is a BaseException)
-        raise CompileFailed(*_rumoca_message(exc, filename)) from None
+        raise CompileFailed(*_rumoca_message(exc, filename, _diagnostics(module, text, model_name, filename))) \
+            from None
     loaded = Loaded(model, None, list(roots), kinds)
     try:
         loaded.flat = flat_model.read(flat, model_name)
@@ -154,21 +155,32 @@ _LOCATION = re.compile(r"\[([^\]\[]+?):(\d+):(\d+)\]")
 _DRAWING = re.compile(r"^[\s│╭╰─┬·×├┤┌┐└┘|:.0-9]*$")
 
 
-def _rumoca_message(exc, filename: str):
-    """rumoca's message made plain (its box drawing dropped, a few lines) and the line of
-    ``filename`` it points at."""
+def _diagnostics(module, text, model_name, filename) -> str:
+    """rumoca's diagnostics of the source (a syntax error's place), as text ("" if none)."""
+    try:
+        return "\n".join(str(d.message) for d in module.validate_source(text, model=model_name, filename=filename))
+    except BaseException as exc:   # the same failures as the compile's
+        if isinstance(exc, (KeyboardInterrupt, SystemExit, MemoryError)):
+            raise
+        return ""
+
+
+def _rumoca_message(exc, filename: str, diagnostics: str = ""):
+    """rumoca's message made plain (its box drawing, failure summaries and error codes
+    dropped, a few lines) and the line of ``filename`` it, or the diagnostics, point at."""
     text = str(exc) or type(exc).__name__
     line = None
-    for match in _LOCATION.finditer(text):
+    for match in _LOCATION.finditer(text + "\n" + diagnostics):
         if match.group(1).endswith(filename):
             line = int(match.group(2))
             break
     kept = []
     for raw in text.splitlines():
         stripped = raw.strip()
-        if not stripped or _DRAWING.match(stripped) or stripped.startswith(("╭", "╰", "·", "│")):
+        if not stripped or _DRAWING.match(stripped) or stripped.startswith(("╭", "╰", "·", "│", "Related failures")):
             continue
-        stripped = re.sub(r"^\d+\s*│", "", stripped).strip()
+        stripped = re.sub(r"^-\s*\S+ \[\w+\]:\s*", "", stripped)
+        stripped = re.sub(r"^\S+ could not be compiled(?: because)?:?\s*", "", stripped)
         stripped = stripped.lstrip("×").strip()
         if stripped and stripped not in kept:
             kept.append(stripped)

@@ -1,6 +1,7 @@
 """The FMI blocks (``fmu`` co-simulation, ``fmuMe`` model exchange) and the ``fmu-info`` /
 ``fmu-block`` commands, on FMUs the tests build themselves (``tests/fmus``: small C models
-compiled with the system C compiler against the FMI 2.0 / 3.0 headers FMPy ships).
+compiled with the system C compiler against the FMI 2.0 / 3.0 headers FMPy ships); the
+``modelica`` block on the models of fixtures/fmi/modelica (its last section).
 
 Expected values: scipy's solve_ivp of the same equations (Van der Pol), closed forms
 (bouncing ball, stairs; derivations beside them), and the same loop built from nflow's own
@@ -27,8 +28,9 @@ from nflow_compat.blocks import REGISTRY, fmi
 from nflow_compat.blocks.handlers import supported_types
 from nflow_compat.errors import DiagramError, SimulationError
 
+from tests import goldens, msl_tube
 from tests.fmus import build
-from tests.util import blk, diagram, record, wire
+from tests.util import blk, constant, diagram, pin, record, wire
 
 VERSIONS = (2, 3)
 
@@ -453,3 +455,487 @@ def test_plots_label_an_fmu_event_by_its_kind():
     assert events({"events": [{"t": 0.45, "block": "ball", "kind": "state_event", "indicators": [0]},
                               {"t": 0.7, "block": "m", "kind": "mode", "from": "stuck", "to": "forward"}]}) == \
         [(0.45, "ball", "state_event"), (0.7, "m", "forward")]
+
+
+# ----------------------------------------------------------------------------- modelica
+# The modelica block: Modelica source compiled by rumoca, lowered and run by the package's
+# own hybrid engine (nflow_compat.modelica). The models are in fixtures/fmi/modelica:
+# FlatModels.mo (flat models, closed forms below) and MslModels.mo (models of MSL 4.1.0
+# components; the MSL files they need, trimmed to those classes, in fixtures/fmi/modelica/msl).
+
+MODELS = Path(__file__).resolve().parents[2] / "fixtures" / "fmi" / "modelica"
+SOLVER_PAIR = ("dae", "ode45")
+
+
+def model_block(id, name, package="FlatModels", inputs=0, outputs=1, **params):
+    extra = {"libraries": ["msl"]} if package == "MslModels" else {}
+    return blk(id, "modelica", dict(extra, file=f"{package}.mo", modelName=f"{package}.{name}", **params),
+               inputs=inputs, outputs=outputs)
+
+
+def run_models(blocks, connections, solver, dt=0.01, duration=1.0, **extra):
+    return nc.simulate(diagram(blocks, connections, dt=dt, duration=duration, solver=solver, **extra),
+                       base_dir=MODELS)
+
+
+def recorded(id, n, names):
+    """Recorders of the first ``n`` outputs of block ``id`` under ``names``."""
+    return [record(f"rec_{name}", name) for name in names[:n]], [wire(id, f"rec_{name}", k, 0)
+                                                                for k, name in enumerate(names[:n])]
+
+
+def falling_ball(t, h0=1.0, g=9.81, e=0.8):
+    """The bouncing ball's closed form (fixtures/fmi/modelica_bouncing_ball.json derives it)."""
+    t1 = math.sqrt(2 * h0 / g)
+    if t < t1:
+        return h0 - g * t * t / 2, -g * t
+    tn, vn = t1, e * g * t1
+    while t >= tn + 2 * vn / g:
+        tn, vn = tn + 2 * vn / g, vn * e
+    return vn * (t - tn) - g * (t - tn) ** 2 / 2, vn - g * (t - tn)
+
+
+@pytest.mark.parametrize("solver", SOLVER_PAIR)
+def test_modelica_bouncing_ball_matches_the_closed_form(solver):
+    recs, conns = recorded("ball", 2, ["h", "v"])
+    res = run_models([model_block("ball", "BouncingBall", outputs=2)] + recs, conns, solver, dt=0.05, duration=2.0)
+    ref = np.array([falling_ball(t) for t in res["time"]])
+    assert np.abs(column(res, "h") - ref[:, 0]).max() < 1e-8
+    assert np.abs(column(res, "v") - ref[:, 1]).max() < 1e-7
+    impacts = [e["t"] for e in res["events"] if e.get("changed") == ["v"]]
+    t1 = math.sqrt(2 / 9.81)
+    assert impacts[:3] == pytest.approx([t1, t1 * (1 + 1.6), t1 * (1 + 1.6 + 1.28)], abs=1e-9)
+
+
+@pytest.mark.parametrize("solver", SOLVER_PAIR)
+def test_modelica_pi_loop_with_input_and_output_gives_the_closed_form(solver):
+    # PI (kp = ki = 1) around the lag 1/(s + 1): the loop gain is 1/s, so a unit step of the
+    # set point gives y = 1 - exp(-t) and u = e + integral(e) = exp(-t) + 1 - exp(-t) = 1
+    blocks = [constant("r", 1), blk("err", "sum", Inputs="+-"), model_block("pi", "PI", inputs=1, outputs=1),
+              model_block("plant", "Lag", inputs=1, outputs=1), record("wy", "y"), record("wu", "u")]
+    conns = [wire("r", "err", 0, 0), wire("plant", "err", 0, 1), wire("err", "pi"), wire("pi", "plant"),
+             wire("plant", "wy"), wire("pi", "wu")]
+    res = run_models(blocks, conns, solver, dt=0.1, duration=5.0)
+    t = np.asarray(res["time"])
+    assert np.abs(column(res, "y") - (1 - np.exp(-t))).max() < 1e-6
+    assert np.abs(column(res, "u") - 1.0).max() < 1e-6
+
+
+@pytest.mark.parametrize("solver", SOLVER_PAIR)
+def test_modelica_pi_loop_agrees_with_the_same_loop_of_nflow_blocks(solver):
+    # kp = 2, ki = 3, T = 0.5 as Modelica blocks, and as nflow's gain, integrator, sum and tf
+    blocks = [constant("r", 1), blk("err", "sum", Inputs="+-"),
+              model_block("pi", "PI", inputs=1, outputs=1, kp=2, ki=3), model_block("plant", "Lag", inputs=1, outputs=1,
+                                                                                T=0.5),
+              record("wy", "y"), record("wu", "u"),
+              blk("err2", "sum", Inputs="+-"), blk("p", "gain", Gain=2), blk("i", "integrator"), blk("ki", "gain", Gain=3),
+              blk("u2", "sum", Inputs="++"), blk("lag", "tf", Numerator=[1], Denominator=[0.5, 1]),
+              record("wy2", "y2"), record("wu2", "u2")]
+    conns = [wire("r", "err", 0, 0), wire("plant", "err", 0, 1), wire("err", "pi"), wire("pi", "plant"),
+             wire("plant", "wy"), wire("pi", "wu"),
+             wire("r", "err2", 0, 0), wire("lag", "err2", 0, 1), wire("err2", "p"), wire("err2", "i"), wire("i", "ki"),
+             wire("p", "u2", 0, 0), wire("ki", "u2", 0, 1), wire("u2", "lag"), wire("lag", "wy2"), wire("u2", "wu2")]
+    res = run_models(blocks, conns, solver, dt=0.05, duration=4.0)
+    assert np.abs(column(res, "y") - column(res, "y2")).max() < 2e-5
+    assert np.abs(column(res, "u") - column(res, "u2")).max() < 2e-5
+
+
+@pytest.mark.parametrize("solver", SOLVER_PAIR)
+def test_modelica_thermostat_with_when_and_pre_switches_at_the_closed_form_times(solver):
+    # heating: T -> Ta + P/k = 30 with rate k = 0.2; cooling: T -> Ta = 10. From 20 it heats
+    # to 21 (t = ln(10/9)/k), cools to 19 (+ ln(11/9)/k), heats to 21 (+ ln(11/9)/k), ...
+    recs, conns = recorded("th", 3, ["T", "P", "n"])
+    res = run_models([model_block("th", "Thermostat", outputs=3)] + recs, conns, solver, dt=0.01, duration=10.0)
+    k, period = 0.2, math.log(11 / 9) / 0.2
+    switches = [math.log(10 / 9) / k + n * period for n in range(20) if math.log(10 / 9) / k + n * period < 10]
+    fired = [e["t"] for e in res["events"] if "heater" in e.get("changed", ())]
+    tol = 2e-9 if solver == "ode45" else 2e-4
+    assert fired == pytest.approx(switches, abs=tol)
+    t, T = np.asarray(res["time"]), column(res, "T")
+    first = t < switches[0]
+    assert np.abs(T[first] - (30 - 10 * np.exp(-k * t[first]))).max() < 5 * tol + 1e-9
+    assert T[t > switches[0]].min() > 19 - 1e-4 and T.max() < 21 + 1e-4
+    assert column(res, "n")[-1] == len(switches)          # when change(heater): switches = pre(switches) + 1
+    heating = np.array([sum(s <= x for s in switches) % 2 == 0 for x in t])
+    assert np.array_equal(column(res, "P") == 4.0, heating)
+
+
+def stick_slip_reference(times, amplitude=3.0, w=math.pi, force=1.0):
+    """Closed form of a unit mass under f = A sin(w t) with Coulomb friction ``force`` (no
+    Stribeck term): stuck while |f| <= force; sliding in direction d from t0 (v = 0 there),
+    v = (A/w)(cos w t0 - cos w t) - d (t - t0) until v returns to 0. Returns (s, v) at
+    ``times``."""
+    from scipy.optimize import brentq
+
+    def speed(t, t0, d):
+        return amplitude / w * (math.cos(w * t0) - math.cos(w * t)) - d * (t - t0)
+
+    def position(t, t0, d, s0):
+        return s0 + amplitude / w * (math.cos(w * t0) * (t - t0) - (math.sin(w * t) - math.sin(w * t0)) / w) \
+            - d * (t - t0) ** 2 / 2
+
+    segments, t0, s0, end = [], 0.0, 0.0, float(times[-1]) + 1.0
+    while t0 < end:
+        f0 = amplitude * math.sin(w * t0)
+        if abs(f0) > force:           # slides at once (a reversal)
+            d = 1.0 if f0 > 0 else -1.0
+        else:                         # stuck until |f| exceeds the friction force
+            grid = np.arange(t0, end, 1e-3)
+            out = np.nonzero(np.abs(amplitude * np.sin(w * grid)) > force)[0]
+            if not len(out):
+                segments.append((t0, end, None, 0.0, s0))
+                break
+            tb = brentq(lambda x: abs(amplitude * math.sin(w * x)) - force, grid[out[0] - 1], grid[out[0]], xtol=1e-14)
+            segments.append((t0, tb, None, 0.0, s0))
+            t0, d = tb, (1.0 if amplitude * math.sin(w * tb) > 0 else -1.0)
+        grid = np.arange(t0 + 1e-6, end, 1e-3)
+        back = np.nonzero(np.array([speed(x, t0, d) * d for x in grid]) < 0)[0]
+        ts = brentq(lambda x: speed(x, t0, d), grid[back[0] - 1], grid[back[0]], xtol=1e-14) if len(back) else end
+        segments.append((t0, ts, d, t0, s0))
+        s0, t0 = position(ts, t0, d, s0), ts
+    out = []
+    for t in times:
+        a, b, d, start, s_start = next(seg for seg in segments if seg[0] <= t < seg[1])
+        out.append((s_start, 0.0) if d is None else (position(t, start, d, s_start), speed(t, start, d)))
+    return np.array(out)
+
+
+@pytest.mark.parametrize("solver", SOLVER_PAIR)
+def test_modelica_stick_slip_mass_with_when_switching_matches_the_closed_form(solver):
+    recs, conns = recorded("m", 3, ["s", "v", "mode"])
+    blocks = [blk("f", "sine", Amplitude=3, Frequency=0.5), model_block("m", "StickSlip", inputs=1, outputs=3,
+                                                                       F_Stribeck=0)] + recs
+    res = run_models(blocks, [wire("f", "m")] + conns, solver, dt=0.01, duration=4.0)
+    ref = stick_slip_reference(np.asarray(res["time"]))
+    assert np.abs(column(res, "s") - ref[:, 0]).max() < 5e-6
+    assert np.abs(column(res, "v") - ref[:, 1]).max() < 5e-6
+    modes = [e for e in res["events"] if "mode" in e.get("changed", ())]
+    assert [round(e["t"], 6) for e in modes[:1]] == [round(math.asin(1 / 3) / math.pi, 6)]
+    assert set(column(res, "mode")) == {-1.0, 0.0, 1.0}
+
+
+@pytest.mark.parametrize("solver", SOLVER_PAIR)
+def test_modelica_stick_slip_agrees_with_mass_with_stop_and_friction(solver):
+    # with a Stribeck term the flat model is MSL's friction law: the project's own
+    # MassWithStopAndFriction (stops far away) gives the same motion
+    recs, conns = recorded("m", 2, ["s", "v"])
+    blocks = [blk("f", "sine", Amplitude=3, Frequency=0.5), model_block("m", "StickSlip", inputs=1, outputs=2)] + recs
+    blocks += [blk("f2", "sine", Amplitude=3, Frequency=0.5), blk("F", "Force"),
+               blk("box", "MassWithStopAndFriction", m=1, smax=100, smin=-100, F_prop=0, F_Coulomb=1, F_Stribeck=0.5,
+                   fexp=2, L=0, s0=0, v0=0),
+               blk("ps", "PositionSensor"), blk("vs", "SpeedSensor"), record("r0", "s2"), record("r1", "v2")]
+    conns += [wire("f", "m"), wire("f2", "F"), pin("F", "flange", "box", "flange_a"),
+              pin("ps", "flange", "box", "flange_a"), pin("vs", "flange", "box", "flange_a"), wire("ps", "r0"),
+              wire("vs", "r1")]
+    res = run_models(blocks, conns, solver, dt=0.01, duration=4.0)
+    assert np.abs(column(res, "s") - column(res, "s2")).max() < 2e-6
+    assert np.abs(column(res, "v") - column(res, "v2")).max() < 2e-6
+
+
+MSL_EXAMPLES = {
+    # model -> (reference CSV, the acausal fixture diagram of the same example, duration, sample time)
+    "Oscillator": ("Oscillator.csv", "oscillator.json", 1.0, 0.0025),
+    "CauerLowPass": ("CauerLowPassAnalog.csv", "cauer_low_pass_analog.json", 60.0, 0.12),
+}
+
+
+def msl_example(name, solver):
+    csv, _, duration, dt = MSL_EXAMPLES[name]
+    t_ref, cols = msl_tube.read_reference(csv)
+    signals = list(cols)
+    recs, conns = recorded("m", len(signals), signals)
+    res = run_models([model_block("m", name, package="MslModels", outputs=len(signals))] + recs, conns, solver,
+                     dt=dt, duration=duration)
+    return res, t_ref, cols
+
+
+@pytest.mark.parametrize("solver", SOLVER_PAIR)
+@pytest.mark.parametrize("name", MSL_EXAMPLES)
+def test_modelica_msl_examples_stay_inside_the_msl_tube(name, solver):
+    res, t_ref, cols = msl_example(name, solver)
+    t = np.asarray(res["time"])
+    for signal, y_ref in cols.items():
+        tube = msl_tube.compare(signal, t_ref, y_ref, t, column(res, signal))
+        assert tube.passed and tube.relative_margin > 0.3, (signal, tube)
+
+
+@pytest.mark.parametrize("solver", SOLVER_PAIR)
+@pytest.mark.parametrize("name", MSL_EXAMPLES)
+def test_modelica_msl_examples_agree_with_the_same_network_of_acausal_blocks(name, solver):
+    res, t_ref, cols = msl_example(name, solver)
+    fixture = goldens.load(goldens.ROOT / "msl" / MSL_EXAMPLES[name][1])
+    blocks = nc.simulate(dict(fixture["diagram"], solver=solver))
+    for signal, spec in fixture["tube"]["signals"].items():
+        y = np.asarray(blocks["workspace"][spec["variable"]], dtype=float)[:, 0] + spec.get("offset", 0.0)
+        span = float(np.ptp(cols[signal]))
+        assert np.abs(column(res, signal) - y).max() < 2e-5 * span, signal
+
+
+def dc_motor_closed_form(times, start=0.1, R=0.5, L=0.05, k=0.8, J=0.2, d=0.1):
+    """A unit voltage step at ``start``: x = (i, w), x' = A x + b u, x(t) = A^-1 (e^{A(t-start)} - I) b."""
+    from scipy.linalg import expm
+    A = np.array([[-R / L, -k / L], [k / J, -d / J]])
+    b = np.array([1 / L, 0.0])
+    return np.array([np.zeros(2) if t < start else np.linalg.solve(A, (expm(A * (t - start)) - np.eye(2)) @ b)
+                     for t in times])
+
+
+@pytest.mark.parametrize("solver", SOLVER_PAIR)
+def test_modelica_dc_motor_of_msl_electrical_and_mechanical_components(solver):
+    # MSL Electrical.Analog (SignalVoltage, Resistor, Inductor, RotationalEMF, Ground) and
+    # Mechanics.Rotational (Inertia, Damper, Fixed) in one model, driven by an nflow step;
+    # beside it the same motor of the project's acausal blocks
+    recs, conns = recorded("m", 2, ["w", "i"])
+    blocks = [blk("u", "step", Time=0.1), model_block("m", "DCMotor", package="MslModels", inputs=1, outputs=2)] + recs
+    blocks += [blk("V", "SignalVoltage"), blk("R", "Resistor", R=0.5), blk("L", "Inductor", L=0.05, i0=0),
+               blk("emf", "EMF", k=0.8), blk("G", "Ground"), blk("J", "Inertia", J=0.2, w0=0),
+               blk("D", "RotDamper", d=0.1), blk("H", "RotFixed"), blk("ws", "RotSpeedSensor"),
+               blk("is", "CurrentSensor"), record("r0", "w2"), record("r1", "i2")]
+    conns += [wire("u", "m"), wire("u", "V"), pin("V", "p", "is", "p"), pin("is", "n", "R", "p"),
+              pin("R", "n", "L", "p"), pin("L", "n", "emf", "p"), pin("emf", "n", "V", "n"), pin("V", "n", "G", "p"),
+              pin("emf", "flange", "J", "flange"), pin("J", "flange", "D", "a"), pin("D", "b", "H", "flange"),
+              pin("ws", "flange", "J", "flange"), wire("ws", "r0"), wire("is", "r1")]
+    res = run_models(blocks, conns, solver, dt=0.01, duration=3.0)
+    ref = dc_motor_closed_form(res["time"])
+    assert np.abs(column(res, "i") - ref[:, 0]).max() < 3e-6
+    assert np.abs(column(res, "w") - ref[:, 1]).max() < 3e-6
+    assert np.abs(column(res, "w") - column(res, "w2")).max() < 1e-9
+    assert np.abs(column(res, "i") - column(res, "i2")).max() < 1e-9
+
+
+@pytest.mark.parametrize("solver, tol", [("discrete", 1e-6), ("ode4", 1e-6), ("ode1", 0.2)])
+def test_modelica_runs_under_the_fixed_step_solvers_too(solver, tol):
+    # as fmuMe: its states are the solver's (RK4 between grid points under discrete), the
+    # impacts still located inside a step
+    recs, conns = recorded("ball", 1, ["h"])
+    res = run_models([model_block("ball", "BouncingBall")] + recs, conns, solver, dt=0.01, duration=1.0)
+    ref = np.array([falling_ball(t)[0] for t in res["time"]])
+    assert np.abs(column(res, "h") - ref).max() < tol
+    impacts = [e["t"] for e in res["events"] if e.get("changed") == ["v"]]
+    assert impacts[0] == pytest.approx(math.sqrt(2 / 9.81), abs=1e-9 if solver != "ode1" else 1e-2)
+
+
+def inline(source, inputs=0, outputs=1, **params):
+    return blk("m", "modelica", dict(source=source, **params), inputs=inputs, outputs=outputs)
+
+
+def run_inline(source, outputs=1, duration=1.0, dt=0.1, solver="ode45", **params):
+    recs, conns = recorded("m", outputs, [f"y{k}" for k in range(outputs)])
+    return nc.simulate(diagram([inline(source, outputs=outputs, **params)] + recs, conns, dt=dt, duration=duration,
+                               solver=solver))
+
+
+DECAY = """model Decay "x' = -k x"
+  parameter Real k = 2;
+  parameter Real x0 = 1;
+  Real x(start = x0, fixed = true);
+  output Real y = x;
+equation
+  der(x) = -k * x;
+end Decay;
+"""
+
+
+@settings(max_examples=15, deadline=None)
+@given(k=st.floats(0.1, 5.0), x0=st.floats(-3.0, 3.0))
+def test_modelica_params_override_the_bindings_and_the_law_holds(k, x0):
+    # inline source needs no base directory; the params set the model's parameters (a
+    # derived start value follows), one compiled flat model serves every value
+    res = run_inline(DECAY, k=k, x0=x0)
+    t = np.asarray(res["time"])
+    assert np.abs(column(res, "y0") - x0 * np.exp(-k * t)).max() < 1e-6 * (1 + abs(x0))
+
+
+def test_modelica_the_model_name_defaults_to_the_first_class_or_the_file_name():
+    assert column(run_inline(DECAY), "y0")[-1] == pytest.approx(math.exp(-2), abs=1e-6)
+    res = run_models([blk("m", "modelica", file="Decay.mo", outputs=1)] + recorded("m", 1, ["y"])[0],
+                     recorded("m", 1, ["y"])[1], "ode45", dt=0.5, duration=1.0)
+    assert column(res, "y")[-1] == pytest.approx(math.exp(-3), abs=1e-6)     # Decay.mo sets k = 3
+
+
+def diagram_error(block, code, base_dir=MODELS, solver="ode45"):
+    with pytest.raises(nc.NFlowError) as info:
+        nc.simulate(diagram([block], [], solver=solver), base_dir=base_dir)
+    assert info.value.code == code, info.value
+    return info.value
+
+
+@pytest.mark.parametrize("params, code, param, hint", [
+    ({"k": "two"}, "undefined_variable", "k", "'two'"),
+    ({"kk": 1.0}, "modelica_unknown_parameter", "kk", "did you mean 'k'?"),
+    ({"x": 1.0}, "modelica_unknown_parameter", "x", "not a parameter"),
+    ({"source": "", "file": ""}, "modelica_no_model", "source", "one of them"),
+    ({"file": "Decay.mo"}, "modelica_no_model", "file", "one of them"),
+    ({"modelName": "Nope"}, "modelica_compile_failed", "source", "Nope"),
+])
+def test_modelica_bad_params_are_typed_errors_naming_the_param(params, code, param, hint):
+    err = diagram_error(blk("m", "modelica", dict({"source": DECAY}, **params), outputs=1), code)
+    assert err.param == param and err.block == "m" and hint in err.message, err.message
+
+
+def test_modelica_a_structural_parameter_cannot_be_set():
+    # force1.useSupport decides whether the support flange exists (a conditional component):
+    # the flat model is shaped by it, so the block refuses to set it; a parameter that only
+    # selects a branch of an if-equation is an ordinary one
+    err = diagram_error(model_block("m", "Oscillator", package="MslModels", **{"force1.useSupport": True}),
+                        "modelica_structural_parameter")
+    assert err.param == "force1.useSupport"
+    source = ("model S\n  parameter Boolean fast = false;\n  Real x(start = 1, fixed = true);\n  output Real y = x;\n"
+              "equation\n  if fast then\n    der(x) = -4*x;\n  else\n    der(x) = -x;\n  end if;\nend S;\n")
+    assert column(run_inline(source, fast=True), "y0")[-1] == pytest.approx(math.exp(-4), abs=1e-6)
+
+
+@pytest.mark.parametrize("params, code", [
+    ({"file": "../FlatModels.mo"}, "path_outside_base"), ({"file": "/etc/passwd"}, "path_outside_base"),
+    ({"file": "missing.mo"}, "modelica_file_missing"), ({"file": "Decay.mo", "libraries": ["../msl"]},
+                                                         "path_outside_base"),
+])
+def test_modelica_files_stay_inside_the_base_directory(params, code):
+    err = diagram_error(blk("m", "modelica", params, outputs=1), code)
+    assert err.block == "m"
+
+
+def test_modelica_files_need_a_base_directory():
+    err = diagram_error(blk("m", "modelica", file="Decay.mo", outputs=1), "file_access_disabled", base_dir=None)
+    assert err.param == "file"
+
+
+def test_modelica_more_ports_than_the_model_has():
+    err = diagram_error(inline(DECAY, outputs=2), "modelica_ports")
+    assert err.path == "/blocks/0/outputs" and "y" in err.message
+
+
+def test_modelica_a_vector_into_a_scalar_input():
+    d = diagram([blk("c", "constant", Value=[1, 2]), model_block("pi", "PI", inputs=1, outputs=1), record()],
+                [wire("c", "pi"), wire("pi", "w")], solver="ode45")
+    with pytest.raises(DiagramError) as info:
+        nc.simulate(d, base_dir=MODELS)
+    assert info.value.code == "modelica_port_width"
+
+
+@pytest.mark.parametrize("source, code, line", [
+    # what the lowering does not take: a typed error naming the model's line
+    ("model A\n  Real x[2](each start = 1, each fixed = true);\nequation\n  der(x) = -x;\nend A;", "modelica_unsupported", 2),
+    ("model B\n  Real x(start = 1, fixed = true);\n  Real y;\nalgorithm\n  y := 2*x;\nequation\n  der(x) = -x;\nend B;",
+     "modelica_unsupported", 5),
+    ("model C\n  input Real u;\n  Real x(start = 0, fixed = true);\n  Real v;\nequation\n  der(x) = v;\n  x = u;\nend C;",
+     "modelica_unsupported", 7),
+    ("model D\n  function f\n    input Real u;\n    output Real y;\n  external \"C\" y = sin(u);\n  end f;\n"
+     "  Real x(start = 1, fixed = true);\nequation\n  der(x) = f(x);\nend D;", "modelica_unsupported", 2),
+    ("model E\n  Real x(start = 1, fixed = true);\n  Real y;\nequation\n  der(x) = -x;\n  y = floor(x);\nend E;",
+     "modelica_unsupported", 6),
+    ("model F\n  Real x(start = 1, fixed = true);\n  Real y;\nequation\n  der(x) = -x;\n  y = delay(x, 0.1);\nend F;",
+     "modelica_unsupported", 6),
+    # and what rumoca refuses
+    ("model G\n  Real x(start = 1, fixed = true);\nequation\n  der(x) = -x +;\nend G;", "modelica_compile_failed", 4),
+])
+def test_modelica_what_cannot_run_is_a_typed_error_naming_the_line(source, code, line):
+    err = diagram_error(inline(source, outputs=0), code)
+    assert f"line {line}" in err.message, err.message
+    assert err.block == "m" and err.param == "source"
+
+
+def test_modelica_failures_while_running_name_the_equation():
+    # y*y = x - 2 has no real solution once x < 2: Newton cannot solve it
+    source = ("model H\n  Real x(start = 3, fixed = true);\n  Real y(start = 1);\n  output Real out = y;\nequation\n"
+              "  der(x) = -1;\n  y * y = x - 2;\nend H;\n")
+    with pytest.raises(SimulationError) as info:
+        run_inline(source, duration=2.0)
+    assert info.value.code == "modelica_unsolvable" and "line 7" in info.value.message
+    assert info.value.block == "m"
+
+
+@pytest.mark.parametrize("level", ["error", "warning"])
+def test_modelica_asserts_stop_the_run_or_warn(level):
+    source = ("model I\n  Real x(start = 1, fixed = true);\n  output Real y = x;\n"
+              f"equation\n  der(x) = -x;\n  assert(x > 0.5, \"x fell below 0.5\", AssertionLevel.{level});\nend I;\n")
+    if level == "error":
+        with pytest.raises(SimulationError) as info:
+            run_inline(source)
+        assert info.value.code == "modelica_assert" and "x fell below 0.5" in info.value.message
+        assert "line 6" in info.value.message and "t = 0.7" in info.value.message
+    else:
+        res = run_inline(source)
+        assert len([w for w in res["warnings"] if "x fell below 0.5" in w]) == 1
+
+
+def test_modelica_terminate_ends_the_run():
+    source = ("model J\n  Real x(start = 0, fixed = true);\n  output Real y = x;\nequation\n  der(x) = 1;\n"
+              "  when x > 0.25 then\n    terminate(\"far enough\");\n  end when;\nend J;\n")
+    res = run_inline(source, duration=1.0)
+    assert res["time"][-1] == pytest.approx(0.3) and any("far enough" in w for w in res["warnings"])
+
+
+def test_modelica_without_rumoca_is_modelica_unavailable(monkeypatch):
+    import sys
+    from nflow_compat.modelica import frontend
+    monkeypatch.setitem(sys.modules, "rumoca", None)          # makes `import rumoca` fail
+    frontend.rumoca.cache_clear()
+    try:
+        err = diagram_error(inline(DECAY), "modelica_unavailable")
+        assert "pip install 'nflow-compat[modelica]'" in err.message and err.block == "m"
+    finally:
+        frontend.rumoca.cache_clear()
+
+
+def test_modelica_a_rumoca_of_another_series_is_refused(monkeypatch):
+    import rumoca
+    from nflow_compat.modelica import frontend
+    monkeypatch.setattr(rumoca, "version", lambda: "0.11.0")
+    frontend.rumoca.cache_clear()
+    try:
+        err = diagram_error(inline(DECAY), "modelica_unavailable")
+        assert "0.11.0" in err.message
+    finally:
+        frontend.rumoca.cache_clear()
+
+
+def test_modelica_compiles_each_model_once_per_process(monkeypatch, tmp_path):
+    from nflow_compat.modelica import frontend
+    calls = []
+    real = frontend.rumoca().Session
+
+    class Counting:
+        def __init__(self, roots):
+            self.session = real(roots)
+
+        def loads(self, text, **kw):
+            calls.append(kw["model"])
+            return self.session.loads(text, **kw)
+    monkeypatch.setattr(frontend.rumoca(), "Session", Counting)
+    source = DECAY.replace("k = 2", "k = 2.5")        # a source no other test compiled
+    for k in (1.0, 2.0):
+        run_inline(source, k=k)
+    assert calls == ["Decay"]
+    model = tmp_path / "Decay.mo"
+    model.write_text(source)
+    block = blk("m", "modelica", file="Decay.mo", outputs=1)
+    nc.simulate(diagram([block], [], solver="ode45"), base_dir=tmp_path)
+    model.write_text(source.replace("k = 2.5", "k = 3.5"))   # an edited file is compiled again
+    nc.simulate(diagram([block], [], solver="ode45"), base_dir=tmp_path)
+    assert calls == ["Decay", "Decay"]
+
+
+def test_modelica_libraries_come_from_modelicapath_too(monkeypatch):
+    # the MSL models without the 'libraries' param: the roots of MODELICAPATH (as
+    # OpenModelica reads it) are searched
+    monkeypatch.setenv("MODELICAPATH", str(MODELS / "msl"))
+    recs, conns = recorded("m", 1, ["w"])
+    block = blk("m", "modelica", file="MslModels.mo", modelName="MslModels.DCMotor", inputs=1, outputs=1)
+    res = run_models([constant("u", 1), block] + recs, [wire("u", "m")] + conns, "ode45", dt=0.5, duration=1.0)
+    assert column(res, "w")[-1] > 0.5
+    monkeypatch.setenv("MODELICAPATH", "")
+    with pytest.raises(DiagramError) as info:
+        run_models([constant("u", 1), block] + recs, [wire("u", "m")] + conns, "ode45", dt=0.5, duration=1.0)
+    assert info.value.code == "modelica_compile_failed" and "unresolved" in info.value.message
+
+
+def test_modelica_block_makes_an_entry_that_runs(capsys):
+    assert cli.main(["modelica-block", str(MODELS / "FlatModels.mo"), "--model", "FlatModels.PI"]) == 0
+    entry = json.loads(capsys.readouterr().out)
+    assert [p["name"] for p in entry["inputs"]] == ["e"] and [p["name"] for p in entry["outputs"]] == ["u"]
+    assert entry["defaultParams"]["kp"] == 1.0 and entry["defaultParams"]["modelName"] == "FlatModels.PI"
+    params = dict(entry["defaultParams"], file="FlatModels.mo", kp=0.0, ki=2.0)
+    d = diagram([constant("c", 1), blk("pi", "modelica", params, inputs=1, outputs=1), record()],
+                [wire("c", "pi"), wire("pi", "w")], dt=0.5, duration=1.0, solver="ode45")
+    assert np.asarray(nc.simulate(d, base_dir=MODELS)["workspace"]["y"])[:, 0] == pytest.approx([0, 1, 2])
