@@ -341,7 +341,7 @@ class ModelicaPart:
         p.flags.samples[:] = [0.0] * len(p.flags.samples)
         self.samples_next = [(0, start, interval) for (start, interval) in
                              ((c.args[0].value, c.args[1].value) for c in p.st.samples)]
-        self.cond_committed = [[0.0] * len(chain) for chain in p.chains]
+        self.cond_committed = [[(False,) * len(conds) for conds, _, _, _ in chain] for chain in p.chains]
         self._key = None
         self.version = 0
         self.started = False
@@ -447,8 +447,9 @@ class ModelicaPart:
                               f"t = {t:.9g}", block=p.block_id)
 
     def _conditions(self, v):
-        return [[1.0 if any(c(v) != 0.0 for c in conds) else 0.0 for conds, _, _, _ in chain]
-                for chain in self.p.chains]
+        """Per chain, per branch, the values of the condition's elements (a vector condition
+        fires when any of its elements becomes true)."""
+        return [[tuple(c(v) != 0.0 for c in conds) for conds, _, _, _ in chain] for chain in self.p.chains]
 
     def event_iteration(self, t, x, initial=False):
         """Modelica's event iteration at t (see the module docstring); returns the new
@@ -496,7 +497,7 @@ class ModelicaPart:
     def _initial_pre(self, conds):
         """The pre values of the when-conditions at initialization: a clause without
         initial() is inactive there (its condition counts as already true if it is)."""
-        return [[c if not branch[2] else 0.0 for c, branch in zip(cs, chain)]
+        return [[c if not branch[2] else (False,) * len(c) for c, branch in zip(cs, chain)]
                 for cs, chain in zip(conds, self.p.chains)]
 
     def _step(self, t, x, cond_pre, held, initial):
@@ -517,7 +518,7 @@ class ModelicaPart:
             reinit = []
             for chain, cs, ps in zip(p.chains, conds, pre):
                 for (_, body, _, _), c, c_pre in zip(chain, cs, ps):
-                    if c != 0.0 and c_pre == 0.0:
+                    if any(now and not before for now, before in zip(c, c_pre)):
                         self._execute(body, v, reinit, t)
                         break
             if [v[s] for s in p.discrete_slots] == current:

@@ -624,14 +624,16 @@ def _select_dummies(rows, columns, variables, start):
 
 def _dummy_preference(inst, variables):
     """Sort key: the first is made a dummy derivative first (the state it belongs to becomes
-    algebraic): stateSelect never before avoid, default, prefer, always; then one without a
-    fixed start before one with; then the later declared."""
-    name, _ = inst
+    algebraic): stateSelect never before avoid, default, prefer, always; then the higher
+    derivative (a derivative stays a state only where no variable can: the states are named
+    variables where possible); then one without a fixed start before one with; then the
+    later declared."""
+    name, order = inst
     var = variables.get(name)
     select = STATE_SELECT_ORDER.get(var.state_select if var else "default", 2)
     fixed = 1 if var is not None and var.fixed else 0
-    order = list(variables).index(name) if name in variables else 0
-    return (select, fixed, -order)
+    declared = list(variables).index(name) if name in variables else 0
+    return (select, -order, fixed, -declared)
 
 
 # ----------------------------------------------------------------------------- 6. sorting
