@@ -30,6 +30,7 @@ from nflow_compat.errors import DiagramError, SimulationError
 
 from tests import goldens, msl_tube
 from tests.fmus import build
+from tests.modelica_models import MODELS
 from tests.util import blk, constant, diagram, pin, record, wire
 
 VERSIONS = (2, 3)
@@ -463,7 +464,6 @@ def test_plots_label_an_fmu_event_by_its_kind():
 # FlatModels.mo (flat models, closed forms below) and MslModels.mo (models of MSL 4.1.0
 # components; the MSL files they need, trimmed to those classes, in fixtures/fmi/modelica/msl).
 
-MODELS = Path(__file__).resolve().parents[2] / "fixtures" / "fmi" / "modelica"
 SOLVER_PAIR = ("dae", "ode45")
 
 

@@ -8,7 +8,7 @@ from nflow_compat.modelica import symbolic as sym
 from nflow_compat.modelica.flat import Assign, Conditional, Reinit
 from nflow_compat.modelica.symbolic import ModelicaUnsupported
 
-from tests.modelica.models import flat_of, loaded
+from tests.modelica_models import flat_of, loaded
 
 
 def test_variables_keep_their_attributes_and_top_level_ports():

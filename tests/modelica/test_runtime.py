@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from tests.modelica.models import part_of
+from tests.modelica_models import part_of
 
 
 def values(part, program, t, x):

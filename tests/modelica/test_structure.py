@@ -7,8 +7,7 @@ import pytest
 from nflow_compat.modelica import structure
 from nflow_compat.modelica.symbolic import ModelicaUnsupported
 
-from tests.modelica.models import flat_of, structure_of
-from tests.blocks.test_fmi import MODELS
+from tests.modelica_models import MODELS, flat_of, structure_of
 
 MSL = [MODELS / "msl"]
 MSL_MODELS = (MODELS / "MslModels.mo").read_text()

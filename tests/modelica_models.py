@@ -1,11 +1,15 @@
-"""Modelica sources lowered by the module tests: ``flat_of(source)`` compiles one with rumoca
-and reads its flat model; ``structure_of`` lowers it; ``part_of`` makes it a runtime part
-with constant inputs."""
+"""The Modelica models of the tests (``MODELS``: fixtures/fmi/modelica, with the MSL files
+they need under ``msl``) and the module tests' builders: ``flat_of(source)`` compiles one
+with rumoca and reads its flat model; ``structure_of`` lowers it; ``part_of`` makes it a
+runtime part with inputs the test sets."""
 from __future__ import annotations
 
+from pathlib import Path
 from types import SimpleNamespace
 
 from nflow_compat.modelica import flat, frontend, runtime, structure
+
+MODELS = Path(__file__).resolve().parent.parent / "fixtures" / "fmi" / "modelica"
 
 
 def loaded(source: str, name: str | None = None, roots=()):
