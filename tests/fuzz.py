@@ -228,6 +228,14 @@ STRING_POOL = {
     "OutputDimensions": ["[2 1]", "[1 2]", "2", "[]", "-1", "[0 0]", "[1e9 1e9]", "[3]", "x"],
     "VariableName": ["y", "y", "z", "simout", "", "a.b", "y"],
     "DataStoreName": ["A", "B"],
+    # the modelica block's source: models that compile (a state, an input, events), a broken one
+    "source": ["model D\n  Real x(start = 1, fixed = true);\n  output Real y = x;\nequation\n  der(x) = -x;\nend D;\n",
+               "block P\n  input Real u;\n  output Real y;\n  Real x(start = 0, fixed = true);\nequation\n"
+               "  der(x) = u;\n  y = 2 * u + x;\nend P;\n",
+               "model B\n  Real h(start = 1, fixed = true);\n  Real v(start = 0, fixed = true);\n  output Real y = h;\n"
+               "equation\n  der(h) = v;\n  der(v) = -9.81;\n  when h < 0 then\n    reinit(v, -0.5 * pre(v));\n"
+               "  end when;\nend B;\n",
+               "model E\n  Real x;\nequation\n  der(x) = -x +;\nend E;\n"],
 }
 
 

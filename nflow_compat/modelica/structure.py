@@ -149,7 +149,7 @@ def lower(flat: FlatModel, overrides: dict) -> Structure:
 
     inputs = [n for n, v in variables.items() if v.top_level and v.causality == "input"
               and v.variability not in ("parameter", "constant")]
-    whens = [[(tuple(fold(c) for c in b.conditions), _fold_body(b.body, fold), b.pos) for b in chain]
+    whens = [[(tuple(fold(c) for c in b.conditions), _map_body(b.body, fold), b.pos) for b in chain]
              for chain in flat.whens]
     discrete = _assigned(whens)
     for name in discrete:
@@ -184,8 +184,9 @@ def lower(flat: FlatModel, overrides: dict) -> Structure:
             raise ModelicaUnsupported(f"der({name}): {name} is an input or assigned in a when-equation",
                                       variables[name].pos)
     conditions = [(fold(eq.residual), eq.pos, 2) for eq in flat.initial_equations]
+    mentioned = _mentioned(equations)
     for name, var in variables.items():
-        if var.fixed and name not in params and name not in known and name in _mentioned(equations):
+        if var.fixed and name not in params and name not in known and name in mentioned:
             conditions.append((sym.sub(sym.Var(name, 0, var.pos), sym.Num(starts[name])), var.pos, 1))
 
     equations, aliases = eliminate_aliases(equations, variables, inputs, differentiated, discrete_typed | known)
@@ -221,7 +222,7 @@ def lower(flat: FlatModel, overrides: dict) -> Structure:
                         samples[node] = len(samples)
     for eq, pos in equations:
         for node in sym.walk_nodes(eq):
-            if isinstance(node, sym.Call) and node.fn in ("sample", "edge", "change") :
+            if isinstance(node, sym.Call) and node.fn in ("sample", "edge", "change"):
                 raise ModelicaUnsupported(f"{node.fn}() in a continuous-time equation (it belongs in a when-condition)",
                                           node.pos or pos)
             if isinstance(node, sym.Call) and node.fn in sym.DISCONTINUOUS and not _under_no_event(eq, node):
@@ -275,7 +276,7 @@ def _pre_of(e):
     return sym.transform(e, leaf)
 
 
-def _fold_body(body, fold):
+def _map_body(body, fold):
     out = []
     for item in body:
         if isinstance(item, Assign):
@@ -283,16 +284,13 @@ def _fold_body(body, fold):
         elif isinstance(item, Reinit):
             out.append(Reinit(item.state, fold(item.value), item.pos))
         elif isinstance(item, Conditional):
-            out.append(Conditional([(fold(c), _fold_body(b, fold)) for c, b in item.branches],
-                                   _fold_body(item.orelse, fold), item.pos))
+            out.append(Conditional([(fold(c), _map_body(b, fold)) for c, b in item.branches],
+                                   _map_body(item.orelse, fold), item.pos))
         elif hasattr(item, "condition"):
             out.append(_with_condition(item, fold(item.condition)))
         else:
             out.append(item)
     return out
-
-
-_map_body = _fold_body
 
 
 def _assigned(whens) -> list:
