@@ -36,7 +36,7 @@ SHRINK = os.environ.get("NFLOW_FUZZ_SHRINK", "") not in ("", "0")
 FINDINGS_DIR = Path(os.environ.get("NFLOW_FUZZ_FINDINGS") or Path(tempfile.gettempdir()) / "nflow-fuzz-findings")
 # share of the cases per test; the CI slice runs these counts, derandomized
 SHARES = {"generated": 0.45, "mutated": 0.45, "text": 0.10}
-CI_SLICE = {"generated": 200, "mutated": 200, "text": 50}
+CI_SLICE = {"generated": 300, "mutated": 200, "text": 50}
 
 
 def _settings(name: str):
