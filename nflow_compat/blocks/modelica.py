@@ -157,6 +157,9 @@ def load(text, filename, name, roots, label, where):
     """``frontend.load`` with its failures as typed errors at ``where``."""
     try:
         return frontend.load(text, filename, name, roots)
+    except RecursionError:
+        raise DiagramError("modelica_unsupported", f"{label}: model {name!r} nests too deeply to be read", **where) \
+            from None
     except frontend.CompileFailed as exc:
         at = f" (line {exc.line})" if exc.line else ""
         raise DiagramError("modelica_compile_failed", f"{label}: rumoca could not compile model {name!r}{at}: "
@@ -172,6 +175,9 @@ def lowered(loaded, overrides, name, label, block_id, where):
     try:
         st = structure.lower(loaded.flat, overrides)
         return st, runtime.Program(st, loaded.describe, label, block_id)
+    except RecursionError:
+        raise DiagramError("modelica_unsupported", f"{label}: model {name!r}: its equations nest too deeply to be "
+                           "lowered", **where) from None
     except ModelicaUnsupported as exc:
         raise unsupported(exc, loaded, name, label, where) from None
 

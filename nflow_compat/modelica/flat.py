@@ -114,6 +114,7 @@ _BUILTIN = {name.capitalize(): name for name in ("sin", "cos", "tan", "asin", "a
                                                  "sample", "initial", "terminal", "edge", "change")}
 _BUILTIN.update({"SemiLinear": "semiLinear", "NoEvent": "noEvent", "Smooth": "smooth", "Homotopy": "homotopy",
                  "Der": "der", "Pre": "pre"})
+MAX_DEPTH = 250          # expression nesting read (each level is a Python call when derived and evaluated)
 _VARIABILITY = {"Parameter": "parameter", "Constant": "constant", "Discrete": "discrete"}
 _TYPES = ("Real", "Integer", "Boolean", "String")
 
@@ -136,6 +137,7 @@ class Reader:
     """One flat model, read (see the module docstring)."""
 
     def __init__(self, flat: dict, name: str):
+        self.depth = 0
         self.flat = flat
         self.name = name
         self.enum_literals = flat.get("enum_literal_ordinals") or {}
@@ -150,7 +152,15 @@ class Reader:
         if reader is None:
             raise ModelicaUnsupported(f"the expression kind {kind} (arrays, records and tuples are not supported)",
                                       pos)
-        return reader(body, pos)
+        self.depth += 1
+        try:
+            if self.depth > MAX_DEPTH:
+                raise ModelicaUnsupported(f"an expression nested more than {MAX_DEPTH} levels deep (a sum of that "
+                                          "many terms, say): the lowering and its closures recurse over the tree",
+                                          pos)
+            return reader(body, pos)
+        finally:
+            self.depth -= 1
 
     def _literal(self, body, pos):
         kind, value = _tag(body["value"])

@@ -369,12 +369,23 @@ def eliminate_aliases(equations, variables, inputs, differentiated, discrete):
         for other, c in terms:
             if other != victim:
                 expr = sym.add(sym.mul(sym.Num(-c / coef), sym.Var(other, 0, pos)), expr)
-        # earlier aliases that named the victim now name what it stands for
-        aliases = {n: sym.substitute(x, {("var", victim, 0): expr}) for n, x in aliases.items()}
+        # earlier aliases that named the victim now name what it stands for (kept in the
+        # form k*x + d, so that a long chain of aliases does not nest)
+        aliases = {n: _affine(sym.substitute(x, {("var", victim, 0): expr})) for n, x in aliases.items()}
         aliases[victim] = expr
     if aliases:
         kept = [(resolved(r), pos) for r, pos in kept]
     return kept, aliases
+
+
+def _affine(e):
+    """``e`` (linear in at most one variable, numeric coefficients) as ``k*x + d``."""
+    found = sorted(sym.instances(e, frozen_relations=False))
+    if not found:
+        return e
+    (inst,) = found
+    k, d = sym.linear_split(e, inst)
+    return sym.add(sym.mul(k, sym.Var(inst[0], inst[1])), d)
 
 
 def _alias_form(residual):

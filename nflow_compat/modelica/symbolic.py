@@ -422,12 +422,17 @@ def _derive_node(e, leaf_rate, time_rate, memo):
             return neg(d(args[0]))
         if name == "*":
             a, b = args
-            return add(mul(d(a), b), mul(a, d(b)))
+            da, db = d(a), d(b)      # a factor with a zero rate drops its term (0 * b is not folded)
+            if is_num(da, 0.0):
+                return ZERO if is_num(db, 0.0) else mul(a, db)
+            return mul(da, b) if is_num(db, 0.0) else add(mul(da, b), mul(a, db))
         if name == "/":
             a, b = args
             da, db = d(a), d(b)
             if is_num(db, 0.0):
-                return div(da, b)
+                return ZERO if is_num(da, 0.0) else div(da, b)
+            if is_num(da, 0.0):
+                return neg(div(mul(a, db), mul(b, b)))
             return div(sub(mul(da, b), mul(a, db)), mul(b, b))
         if name == "^":
             a, b = args

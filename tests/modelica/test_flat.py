@@ -93,3 +93,10 @@ def test_what_is_not_read_is_refused_with_its_position(source, words):
         loaded(source)
     assert words in info.value.message and info.value.pos is not None
     assert "line" in info.value.loaded.describe(info.value.pos)
+
+
+def test_expressions_nested_too_deeply_are_refused():
+    terms = " + ".join(["x"] * 400)
+    with pytest.raises(ModelicaUnsupported) as info:
+        loaded(f"model Deep\n  Real x(start = 1, fixed = true);\n  Real y;\nequation\n  der(x) = -x;\n  y = {terms};\nend Deep;")
+    assert "levels deep" in info.value.message

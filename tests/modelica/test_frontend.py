@@ -49,3 +49,17 @@ def test_rumocas_messages_are_made_plain_with_the_line():
     with pytest.raises(frontend.CompileFailed) as info:
         frontend.load("model U\n  Real x;\nequation\n  der(x) = -y;\nend U;\n", "u.mo", "U", [])
     assert info.value.message == "unresolved component reference: 'y'"
+
+
+def test_rumoca_is_imported_only_when_a_modelica_block_is_compiled():
+    import subprocess
+    import sys
+    code = ("import sys, nflow_compat as nc\n"
+            "d = {'blocks': [{'id': 'c', 'type': 'constant', 'params': {}}, {'id': 'g', 'type': 'gain', 'params': {}}],"
+            " 'connections': [{'from': 'c', 'to': 'g'}], 'sampleTime': 0.1, 'duration': 0.2, 'solver': 'ode45'}\n"
+            "nc.simulate(d)\nprint('rumoca' in sys.modules)\n"
+            "d['blocks'].append({'id': 'm', 'type': 'modelica', 'params': {'source': 'model M\\n  Real x(start = 1, "
+            "fixed = true);\\nequation\\n  der(x) = -x;\\nend M;'}})\n"
+            "nc.simulate(d)\nprint('rumoca' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert out.stdout.split() == ["False", "True"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from nflow_compat.modelica import structure
+from nflow_compat.modelica import symbolic as sym
 from nflow_compat.modelica.symbolic import ModelicaUnsupported
 
 from tests.modelica_models import MODELS, flat_of, structure_of
@@ -88,3 +89,16 @@ def test_blocks_are_sorted_and_loops_kept_together():
     assert sorted(sizes) == [1, 1, 2]
     order = [u for b in st.blocks for u in b.unknowns]
     assert order.index(("c", 0)) > max(order.index(("a", 0)), order.index(("b", 0)))
+
+
+def test_a_long_chain_of_aliases_stays_k_x_plus_d():
+    n = 400
+    source = "\n".join(["model Chain", "  Real x(start = 1, fixed = true);"] + [f"  Real a{i};" for i in range(n)]
+                       + ["equation", "  der(x) = -x;", "  a0 = x + 1;"]
+                       + [f"  a{i} = 2 * a{i - 1} + 1;" for i in range(1, 10)]
+                       + [f"  a{i} = a{i - 1} - 1;" for i in range(10, n)] + ["end Chain;"])
+    st = structure_of(source)
+    last = st.aliases[f"a{n - 1}"]
+    assert sum(1 for _ in sym.walk_nodes(last)) <= 5                 # k*x + d, however long the chain
+    k, d = sym.linear_split(last, ("x", 0))
+    assert k.value == 2.0 ** 9 and d.value == 2.0 ** 10 - 1 - (n - 10)
