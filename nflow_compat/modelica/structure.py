@@ -345,11 +345,29 @@ def eliminate_aliases(equations, variables, inputs, differentiated, discrete):
         return (0 if name in inputs else 1 if name in differentiated else 2 if top_output else 3)
 
     order = {name: k for k, name in enumerate(variables)}
-    aliases = {}
+    links = {}          # eliminated name -> (k, other name or None, d): name = k*other + d
     kept = []
 
+    def resolve(name):
+        """(k, kept name or None, d) of ``name``, the path to it compressed (a union-find:
+        a long chain of aliases costs no more than a short one)."""
+        path = [name]
+        while links[path[-1]][1] in links:
+            path.append(links[path[-1]][1])
+        k, root, d = links[path[-1]]
+        for node in reversed(path[:-1]):      # from the one nearest the root outwards
+            k_n, _, d_n = links[node]
+            k, d = k_n * k, k_n * d + d_n
+            links[node] = (k, root, d)
+        return links[name]
+
+    def expression(name):
+        k, other, d = resolve(name)
+        return sym.Num(d) if other is None else sym.add(sym.mul(sym.Num(k), sym.Var(other)), sym.Num(d))
+
     def resolved(e):
-        return sym.substitute(e, {("var", n, 0): x for n, x in aliases.items()}) if aliases else e
+        names = {n for n, _ in sym.instances(e, frozen_relations=False) if n in links}
+        return sym.substitute(e, {("var", n, 0): expression(n) for n in names}) if names else e
 
     for residual, pos in equations:
         residual = resolved(residual)
@@ -365,27 +383,12 @@ def eliminate_aliases(equations, variables, inputs, differentiated, discrete):
             continue
         victim = max(movable, key=lambda n: (rank(n), order.get(n, 0)))
         coef = dict(terms)[victim]
-        expr = sym.div(sym.neg(sym.Num(constant)), sym.Num(coef))
-        for other, c in terms:
-            if other != victim:
-                expr = sym.add(sym.mul(sym.Num(-c / coef), sym.Var(other, 0, pos)), expr)
-        # earlier aliases that named the victim now name what it stands for (kept in the
-        # form k*x + d, so that a long chain of aliases does not nest)
-        aliases = {n: _affine(sym.substitute(x, {("var", victim, 0): expr})) for n, x in aliases.items()}
-        aliases[victim] = expr
-    if aliases:
-        kept = [(resolved(r), pos) for r, pos in kept]
-    return kept, aliases
-
-
-def _affine(e):
-    """``e`` (linear in at most one variable, numeric coefficients) as ``k*x + d``."""
-    found = sorted(sym.instances(e, frozen_relations=False))
-    if not found:
-        return e
-    (inst,) = found
-    k, d = sym.linear_split(e, inst)
-    return sym.add(sym.mul(k, sym.Var(inst[0], inst[1])), d)
+        others = [(n, c) for n, c in terms if n != victim]
+        links[victim] = ((-others[0][1] / coef, others[0][0], -constant / coef) if others
+                         else (0.0, None, -constant / coef))
+    # the equations kept before a variable of theirs was eliminated
+    kept = [(resolved(r), pos) for r, pos in kept]
+    return kept, {n: expression(n) for n in links}
 
 
 def _alias_form(residual):
