@@ -5,12 +5,16 @@
     {"diagram": <diagram object, or a path to its JSON file>,
      "parameters": {"mass.F_Coulomb": [1, 2, 3],                      # block id . param
                     "/blocks/0/params/Amplitude": {"linspace": [10, 30, 5]},   # JSON pointer
-                    "variables.k": {"uniform": [0.5, 2], "samples": 20, "seed": 7}},
+                    "variables.k": {"uniform": [0.5, 2], "samples": 20, "seed": 7},
+                    "spring.c": {"lhs": [10, 50]}, "damper.d": {"lhs": [0.1, 1]}},  # one joint design
      "combine": "grid",                                  # or "zip"
-     "samples": 100, "seed": 0,                          # defaults for random draws
+     "samples": 100, "seed": 0,                          # defaults for random draws and designs
      "outputs": {"v": ["final", "max", "first_rising(0)", "trace"]},
-     "events": ["count", "mode"],                        # events.count, events.mode
+     "events": ["count", "mode", "event_time(mass, forward)"],   # events.count, events.mode, ...
      "batch_size": 25}                                   # runs per Dask task (default: automatic)
+
+A spec built in Python may hold numpy arrays and scalars wherever JSON values go
+(``"spring.c": np.linspace(5, 50, 1000)``): they are read as the JSON values they stand for.
 
 The shape is checked against ``sweep_schema()`` (JSON Schema draft 2020-12), the meaning
 against the diagram (blocks, params, variables and workspace variables that exist,
@@ -83,7 +87,7 @@ class Spec:
     parameters: tuple
     runs: list                 # per run, its values (one per parameter)
     outputs: tuple
-    events: tuple              # event kinds counted ("count": all)
+    events: tuple              # of reductions.EventReduction
     batch_size: int | None
     fingerprint: str           # of what decides the runs and their columns
     structure: str             # of the diagram and where the values go (workers cache by it)
@@ -105,6 +109,10 @@ def _schema_error(doc) -> DiagramError | None:
         extra = sorted(set(err.instance) - set(known))
         path = pointer(*err.absolute_path, extra[0])
         message = f"unknown key {extra[0]!r} (known: {', '.join(known)})" + did_you_mean(extra[0], known)
+    elif err.validator == "pattern" and err.absolute_path[0] == "events":
+        code = "bad_event"
+        message = (f"{err.instance!r} is not an event reduction: 'count', an event kind (mode, stop, ...), "
+                   "event_time(block, to), event_time(block, to, n) or event_count(block, to)")
     elif err.validator == "pattern":
         message = (f"{err.instance!r} is not an output: 'trace', final, min, max, mean, rms, or "
                    "first_crossing(L), first_rising(L), first_falling(L), crossings(L) with a number L")
@@ -253,6 +261,31 @@ def _outputs(doc, diagram: Diagram) -> tuple:
     return tuple(out)
 
 
+def _events(doc, diagram: Diagram) -> tuple:
+    """The spec's event reductions, their blocks checked against the diagram."""
+    blocks = [b.id for b in diagram.blocks]
+    out = []
+    for k, text in enumerate(doc.get("events", ())):
+        r = reductions.parse_event(text)
+        where = pointer("events", k)
+        if r.block is not None and r.block not in blocks:
+            raise DiagramError("unknown_block", f"{text!r}: the diagram has no block {r.block!r}"
+                               + did_you_mean(r.block, blocks), path=where)
+        if r.n == 0:
+            raise DiagramError("spec_value", f"{text!r}: n counts from 1 (the first event; -1 the last)", path=where)
+        out.append(r)
+    return tuple(out)
+
+
+def _plain(doc):
+    """``doc`` with numpy arrays and scalars as the JSON values they stand for."""
+    try:
+        return orjson.loads(orjson.dumps(doc, option=orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS))
+    except (TypeError, orjson.JSONEncodeError) as exc:
+        raise DiagramError("spec_type", f"the spec is not JSON data (numbers, strings, lists, dicts and numpy "
+                           f"values): {exc}", path="") from None
+
+
 def load(spec, *, limits: Limits | None = None, base_dir=None) -> Spec:
     """Check and expand ``spec``: a dict, or the path of a JSON file holding one (a
     diagram path in it is relative to that file). ``base_dir``: the directory file
@@ -267,6 +300,8 @@ def load(spec, *, limits: Limits | None = None, base_dir=None) -> Spec:
         except OSError as exc:
             raise DiagramError("unreadable_input", f"cannot read {spec}: {exc.strerror}") from None
         spec, spec_dir = api.load_json(text, limits=limits), spec_path.resolve().parent
+    else:
+        spec = _plain(spec)
     problem = _schema_error(spec)
     if problem is not None:
         raise problem
@@ -281,22 +316,24 @@ def load(spec, *, limits: Limits | None = None, base_dir=None) -> Spec:
         raise _located(err, None if file else "/diagram", file) from None
     if base_dir is None and (file or spec_dir) is not None:
         base_dir = str(file.resolve().parent if file is not None else spec_dir)
-    parameters = []
-    for position, (name, entry) in enumerate(spec["parameters"].items()):
+    names, entries, addresses, columns = list(spec["parameters"]), list(spec["parameters"].values()), [], []
+    for position, (name, entry) in enumerate(zip(names, entries)):
         where = pointer("parameters", name)
-        ptr, target = _address(name, raw, diagram, where)
-        values = expand.values(entry, where=where, position=position, samples=spec.get("samples"),
-                               seed=spec.get("seed", 0))
-        parameters.append(Parameter(name, ptr, target, values))
-    runs = expand.combine([p.name for p in parameters], [p.values for p in parameters],
-                          spec.get("combine", "grid"))
+        addresses.append(_address(name, raw, diagram, where))
+        columns.append(expand.column(entry, where=where, position=position, samples=spec.get("samples"),
+                                     seed=spec.get("seed", 0)))
+    columns = expand.designs(names, entries, columns)
+    parameters = [Parameter(name, ptr, target, col.values)
+                  for name, (ptr, target), col in zip(names, addresses, columns)]
+    runs = expand.combine(names, columns, spec.get("combine", "grid"))
     outputs = _outputs(spec, diagram)
-    events = tuple(spec.get("events", ()))
+    events = _events(spec, diagram)
     diagram_json = orjson.dumps(raw, option=orjson.OPT_SORT_KEYS)
     pointers = "\0".join(p.pointer for p in parameters).encode()
     decided = orjson.dumps({"diagram": orjson.Fragment(diagram_json),
                             "parameters": [[p.name, p.pointer] for p in parameters], "runs": runs,
-                            "outputs": spec.get("outputs", {}), "events": events}, option=orjson.OPT_SORT_KEYS)
+                            "outputs": spec.get("outputs", {}), "events": [e.text for e in events]},
+                           option=orjson.OPT_SORT_KEYS)
     return Spec(diagram=diagram_json, base_dir=base_dir, parameters=tuple(parameters), runs=runs,
                 outputs=outputs, events=events, batch_size=spec.get("batch_size"),
                 fingerprint=hashlib.sha256(decided).hexdigest()[:16],

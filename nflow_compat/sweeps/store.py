@@ -74,7 +74,7 @@ class Store:
         fields += _FIXED
         fields += [(column, pa.int64() if r.counts else pa.float64()) for o in spec.outputs
                    for column, r in o.columns]
-        fields += [(event_column(k), pa.int64()) for k in spec.events]
+        fields += [(event_column(e.text), pa.int64() if e.counts else pa.float64()) for e in spec.events]
         self.schema = pa.schema(fields)
         self.memory: list = []        # tables of runs not written to disk (no output, or lost runs)
         self.memory_traces: list = []

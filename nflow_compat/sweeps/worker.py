@@ -88,7 +88,7 @@ def _one(structure: _Structure, batch: Batch, values) -> tuple:
             row[column] = reductions.reduce(reduction, times, recorded, out.variable)
         if out.trace:
             traces.append((out.variable, times, recorded))
-    row.update({event_column(k): n for k, n in reductions.event_counts(result, batch.events).items()})
+    row.update({event_column(k): v for k, v in reductions.event_values(result, batch.events).items()})
     return row, traces
 
 
