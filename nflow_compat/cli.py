@@ -225,7 +225,8 @@ def _sweep(args) -> int:
     try:
         frame = _run_with_progress(args, lambda bar: sweeps.sweep(
             args.spec, output=args.output, scheduler=args.scheduler, workers=args.workers,
-            batch_size=args.batch_size, limits=args.limits, base_dir=args.base_dir, progress=bar), unit="runs")
+            batch_size=args.batch_size, limits=args.limits, base_dir=args.base_dir, progress=bar,
+            executor=args.executor, dashboard=args.dashboard), unit="runs")
     except sweeps.Interrupted as stop:
         sys.stderr.write(f"nflow-sim: interrupted; {stop.done} of {stop.total} runs are saved in {args.output} "
                          "(run the same command again to run the rest)\n")
@@ -380,6 +381,12 @@ def _parser() -> argparse.ArgumentParser:
     swp.add_argument("--scheduler", metavar="ADDRESS", help="a Dask scheduler (tcp:// or tls://; TLS settings "
                      "from the Dask config); default: a local cluster")
     swp.add_argument("--workers", type=int, metavar="N", help="local cluster worker processes (default: one per core)")
+    swp.add_argument("--executor", choices=("auto", "inline", "local"), default="auto",
+                     help="where the runs go without --scheduler: auto (default) times the first runs here and "
+                          "starts a local Dask cluster only when it finishes sooner; inline: in this process; "
+                          "local: on a local cluster")
+    swp.add_argument("--dashboard", nargs="?", const="127.0.0.1:8787", metavar="ADDR",
+                     help="turn the local cluster's Dask dashboard on (default address 127.0.0.1:8787; needs bokeh)")
     swp.add_argument("--batch-size", type=int, metavar="N", help="runs per Dask task (default: automatic)")
     swp.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS, help="no progress bar")
     swp.add_argument("--base-dir", metavar="DIR", default=argparse.SUPPRESS,

@@ -92,6 +92,15 @@ def _one(structure: _Structure, batch: Batch, values) -> tuple:
     return row, traces
 
 
+def batches(spec, todo: list, size: int, limits: Limits) -> list:
+    """The runs ``todo`` of ``spec`` (a ``spec.Spec``) as Batches of ``size`` runs."""
+    common = dict(structure=spec.structure, diagram=spec.diagram, pointers=tuple(p.pointer for p in spec.parameters),
+                  blocks=tuple(p.block for p in spec.parameters), outputs=spec.outputs, events=spec.events,
+                  limits=limits, base_dir=spec.base_dir)
+    return [Batch(runs=tuple((run, spec.runs[run]) for run in todo[start:start + size]), **common)
+            for start in range(0, len(todo), size)]
+
+
 def run_batch(batch: Batch) -> list:
     """Per run of ``batch``: (run id, row, traces); traces are (variable, times or None,
     N x W values). Never raises for a run's own failure: that is its row."""

@@ -13,7 +13,8 @@ PACKAGE = Path(__file__).resolve().parents[2] / "nflow_compat"
 
 # Package imports inside functions, each for an optional dependency: module -> what it loads late.
 LATE_IMPORTS = {
-    "sweeps": {"sweeps.run"},                    # needs dask (the 'sweep' extra)
+    "sweeps": {"sweeps.run"},                    # needs pandas and pyarrow (the 'sweep' extra)
+    "sweeps.run": {"sweeps.cluster"},            # needs dask.distributed (the 'sweep' extra)
 }
 
 def _modules() -> dict:
