@@ -360,16 +360,12 @@ def simulate_json(text: JSONText, *, allow_nan: bool = False, limits: Limits | N
     Examples
     --------
     >>> import nflow_compat as nc
-    >>> diagram = {
-    ...     "blocks": [
-    ...         {"id": "c", "type": "constant", "params": {"Value": 7}},
-    ...         {"id": "w", "type": "toWorkspace", "params": {"VariableName": "y", "SaveFormat": "Array"}}],
-    ...     "connections": [{"from": "c", "to": "w"}],
-    ...     "sampleTime": 0.1, "duration": 0.2}
-    >>> import json
-    >>> text = nc.simulate_json(json.dumps(diagram))
-    >>> json.loads(text)["workspace"]
-    {'y': [[7.0], [7.0], [7.0]]}
+    >>> text = ('{"blocks": [{"id": "one", "type": "constant", "params": {"Value": 1}},'
+    ...         ' {"id": "w", "type": "toWorkspace", "params": {"VariableName": "u"}}],'
+    ...         ' "connections": [{"from": "one", "to": "w"}], "sampleTime": 0.5, "duration": 1}')
+    >>> result = nc.simulate_json(text)
+    >>> result[:40]
+    '{"status":"ok","time":[0.0,0.5,1.0],"wor'
     """
     doc = load_json(text, limits=limits)     # its depth is checked on the text, at C speed
     return _or_out_of_memory(lambda: results.encode(_run(doc, limits, base_dir, progress, depth_checked=True),
@@ -410,18 +406,16 @@ def simulate_to(out: BinaryIO, text: JSONText, *, allow_nan: bool = False, limit
 
     Examples
     --------
-    >>> import nflow_compat as nc
-    >>> diagram = {
-    ...     "blocks": [
-    ...         {"id": "c", "type": "constant", "params": {"Value": 7}},
-    ...         {"id": "w", "type": "toWorkspace", "params": {"VariableName": "y", "SaveFormat": "Array"}}],
-    ...     "connections": [{"from": "c", "to": "w"}],
-    ...     "sampleTime": 0.1, "duration": 0.2}
     >>> import io, json
-    >>> buffer = io.BytesIO()
-    >>> nc.simulate_to(buffer, json.dumps(diagram))
-    >>> json.loads(buffer.getvalue())["time"]
-    [0.0, 0.1, 0.2]
+    >>> import nflow_compat as nc
+    >>> ramp = {"blocks": [{"id": "r", "type": "ramp", "params": {"slope": 2}},
+    ...                    {"id": "w", "type": "toWorkspace", "params": {"VariableName": "r", "SaveFormat": "Array"}}],
+    ...         "connections": [{"from": "r", "to": "w"}], "sampleTime": 0.25, "duration": 1}
+    >>> with io.BytesIO() as out:
+    ...     nc.simulate_to(out, json.dumps(ramp))
+    ...     written = out.getvalue()
+    >>> json.loads(written)["workspace"]["r"]
+    [[0.0], [0.5], [1.0], [1.5], [2.0]]
     """
     doc = load_json(text, limits=limits)
     _or_out_of_memory(lambda: results.write_json(_run(doc, limits, base_dir, progress, depth_checked=True), out,

@@ -57,6 +57,16 @@ def checkout_copy(where: Path) -> Path:
     return where
 
 
+def prepared(page: str, tmp_path: Path) -> tuple[Path, str]:
+    """A copy of the checkout holding the files ``page`` shows (its titled fences), and the page."""
+    work = checkout_copy(tmp_path / "checkout")
+    markdown = (ROOT / page).read_text()
+    for fence in commands.fences(markdown):
+        if fence.title:
+            (work / fence.title).write_text(fence.body + "\n")
+    return work, markdown
+
+
 def as_run(command: str) -> str:
     """The command as this test runs it (see the module docstring for each change)."""
     words = shlex.split(command)
@@ -85,11 +95,7 @@ def test_each_page_shows_commands():
 
 @pytest.mark.parametrize("page", PAGES)
 def test_every_command_of_the_page_runs(page, tmp_path):
-    work = checkout_copy(tmp_path / "checkout")
-    markdown = (ROOT / page).read_text()
-    for fence in commands.fences(markdown):
-        if fence.title:
-            (work / fence.title).write_text(fence.body + "\n")
+    work, markdown = prepared(page, tmp_path)
     for command in commands.commands(markdown):
         line = as_run(command)
         done = commands.run(line, work)
@@ -100,11 +106,7 @@ def test_every_command_of_the_page_runs(page, tmp_path):
 
 @pytest.mark.parametrize("page", PAGES)
 def test_every_python_block_of_the_page_runs(page, tmp_path):
-    work = checkout_copy(tmp_path / "checkout")
-    markdown = (ROOT / page).read_text()
-    for fence in commands.fences(markdown):
-        if fence.title:
-            (work / fence.title).write_text(fence.body + "\n")
+    work, markdown = prepared(page, tmp_path)
     blocks = [fence.body for fence in commands.fences(markdown) if fence.language == "python"]
     for code in blocks:
         done = subprocess.run([sys.executable, "-c", code], cwd=work, capture_output=True, text=True, timeout=300,
