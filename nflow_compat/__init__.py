@@ -6,4 +6,15 @@ from .sweeps import sweep
 
 __all__ = ["simulate_json", "simulate_to", "simulate", "validate", "compile_plan", "linmod", "trim", "sweep", "Limits",
            "NFlowError", "DiagramError", "SimulationError"]
-__version__ = "0.1.0"
+
+
+def __getattr__(name: str):
+    """``__version__``, read from the installed metadata (``pyproject.toml`` holds the one
+    version) on first use, so importing the package does not scan ``sys.path`` for it."""
+    if name == "__version__":
+        from importlib.metadata import PackageNotFoundError, version
+        try:
+            return version("nflow-compat")
+        except PackageNotFoundError:          # the source on sys.path, never installed
+            return "0+unknown"
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

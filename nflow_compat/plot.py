@@ -34,6 +34,7 @@ import orjson
 
 from .api import strip_bom
 from .errors import NFlowError
+from .extras import install_hint
 
 MAX_PANELS = 200            # a figure taller than this is not readable (nor renderable)
 MAX_SPLIT = 8               # without channel names, a variable this narrow gets a panel per column
@@ -332,8 +333,8 @@ def _matplotlib():
         from matplotlib.figure import Figure
         from matplotlib.lines import Line2D
     except ImportError:
-        raise PlotError("plot_unavailable", "plotting needs matplotlib, which is not installed; install it "
-                        "with: pip install 'nflow-compat[plot]' (or: pip install matplotlib)") from None
+        raise PlotError("plot_unavailable", "plotting needs matplotlib (the 'plot' extra), which is not "
+                        f"installed; {install_hint('plot')}") from None
     return Figure, Line2D
 
 

@@ -4,7 +4,7 @@ the crank and rocker angles over time.
     nflow-sim run examples/four_bar/diagram.json -o result.json
     python examples/four_bar/plot.py result.json four_bar.png
 
-Needs matplotlib (``pip install 'nflow-compat[plot]'``).
+Needs matplotlib, the ``plot`` extra (from a checkout: ``python -m pip install -e '.[plot]'``).
 """
 import sys
 

@@ -45,6 +45,7 @@ import numpy as np
 
 from ..normalize import normalize_param
 from ..errors import DiagramError, SimulationError, did_you_mean
+from ..extras import install_hint
 from ..files import BASE_DIR_KEY, confined_path
 from ..manifests import ParamSpec, block_types
 from . import Phases, block, scalar_out
@@ -82,8 +83,8 @@ def _fmpy():
         from fmpy.logging import addLoggerProxy
         from fmpy.model_description import read_model_description
     except ImportError:
-        raise SimulationError("fmi_unavailable", "FMU blocks need the Python package fmpy: "
-                              "pip install 'nflow-compat[fmi]'") from None
+        raise SimulationError("fmi_unavailable", "FMU blocks need the Python package fmpy (the 'fmi' extra), "
+                              f"which is not installed; {install_hint('fmi')}") from None
     return SimpleNamespace(fmpy=fmpy, fmi2=fmi2, fmi3=fmi3, add_logger_proxy=addLoggerProxy,
                            read_model_description=read_model_description)
 

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import dataclasses
 import gc
+from collections.abc import Callable
 from contextlib import contextmanager
+from typing import Any
 
 import numpy as np
 
@@ -30,7 +32,9 @@ from .stages import grid_paths
 
 
 class Plan:
-    """``closures_only`` runs the fixed-step loop through every block's closures, without
+    """A compiled diagram (``nflow_compat.compile_plan`` makes one); ``run()`` runs it.
+
+    ``closures_only`` runs the fixed-step loop through every block's closures, without
     the vectorized time-only paths and the generated step function (``Program``): the
     reference those are checked against."""
 
@@ -138,12 +142,44 @@ class Plan:
         self.major_steps = (grid_paths(self, complex_out, bound_slots - {None}) if self.has_parts and not closures_only
                             else None)
 
-    def run(self, progress=None) -> dict:
-        """One run from INIT. ``progress(done, total)``, if given, is called with the grid
-        points done so far: between chunks of at most 4096 steps (about 65,000 element-steps)
-        in the fixed-step loop, at each grid point under a solver, and at a stop. It must
-        be cheap and must not touch the plan. Running out of memory is the SimulationError
-        ``out_of_memory``."""
+    def run(self, progress: Callable[[int, int], object] | None = None) -> dict[str, Any]:
+        """Run the compiled diagram once, from INIT.
+
+        Every run re-initializes the blocks' states and nothing is recompiled, so a plan
+        runs as often as needed with the same result each time.
+
+        Parameters
+        ----------
+        progress : callable, optional
+            ``progress(done, total)``, called with the grid points done so far: between
+            chunks of at most 4096 steps (about 65,000 element-steps) in the fixed-step
+            loop, at each grid point under a solver, and at a stop. It must be cheap and
+            must not touch the plan.
+
+        Returns
+        -------
+        dict
+            The result with the keys ``simulate`` gives, its recorded values as numpy arrays
+            (``time`` a 1-D array, an ``Array`` recording an N x W array); ``simulate``
+            turns them into lists, ``simulate_json`` into JSON.
+
+        Raises
+        ------
+        SimulationError
+            The run failed (a solver or Newton failure, a run-time limit, an error of a
+            block, which it names, ``out_of_memory``).
+
+        Examples
+        --------
+        >>> import nflow_compat as nc
+        >>> plan = nc.compile_plan({
+        ...     "blocks": [{"id": "s", "type": "step", "params": {"Time": 0.5}},
+        ...                {"id": "w", "type": "toWorkspace", "params": {"VariableName": "u", "SaveFormat": "Array"}}],
+        ...     "connections": [{"from": "s", "to": "w"}], "sampleTime": 0.25, "duration": 1})
+        >>> result = plan.run()
+        >>> result["time"].tolist(), result["workspace"]["u"].ravel().tolist()
+        ([0.0, 0.25, 0.5, 0.75, 1.0], [0.0, 0.0, 1.0, 1.0, 1.0])
+        """
         return run_plan(self, progress)
 
 
