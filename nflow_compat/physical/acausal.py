@@ -45,7 +45,12 @@ How an island is built
   solution. An island of at most ``FLOAT_STATES`` states computes its derivative with a
   function generated per mode on floats (``float_derivative``).
   An index-2 constraint (a capacitor directly across a voltage source, a prescribed speed
-  on a mass) is differentiated once with the sources' exact derivatives (below).
+  on a mass) is differentiated once with the sources' exact derivatives (below), and its
+  original keeps holding as Modelica's dummy derivatives have it: the combination of the
+  states it prescribes is computed from it at every evaluation (the least change onto it,
+  folded into the mode's matrices), never taken from the integrator, whose copy of it only
+  follows the exact rate (LSODA's history could not be projected after each step anyway).
+  So ``v_C = V(t)`` holds to rounding at every sample, event and stage under every solver.
 * **Modes** (IdealDiode, IdealSwitch, MSL friction and stops, ElastoGap/ElastoBacklash): a
   switching element has a discrete state that selects its *branch*: its moded coefficients
   enter ``A(mode)`` and its moded non-linear terms hold; its relations are event functions;
@@ -817,6 +822,9 @@ class DaeIsland:
         self.input_rates = np.zeros(len(input_names))
         self._started = False   # before the start's event iteration: see _start_newton
         self._rates_declared = False
+        # the states an index-2 constraint prescribes in a mode eliminated so far (a sensor
+        # reads them from the constraint, not from the integrator: ``probe_linear``)
+        self._constrained: set = set()
         self.events: list = []
         self._col_names, self._row_owner = asm.col_names, asm.row_owner
         self._speeds = asm.speeds
@@ -1003,7 +1011,11 @@ class DaeIsland:
         ``U2^T A V2`` is singular; its left null space ``N`` turns those rows into
         constraints on the states, ``G w1 + N U2^T c = 0``; their time derivative (with
         ``c'`` from the sources' exact derivatives) fixes the null-space part of ``w2``
-        (Pantelides' differentiation, done once per mode on the matrices)."""
+        (Pantelides' differentiation, done once per mode on the matrices). The constraint
+        itself is kept: ``Z1``, ``Zc``, ``K``, ``L`` read the states taken onto it,
+        ``Pi w1 - GpH c`` (``_constraint_projector``), so the part of the states it
+        prescribes never comes from the integrator (whose copy follows the exact rate:
+        ``G w1' = -N U2^T c'`` for any ``w1``)."""
         last_modes, last = self._last_linear
         if modes is last_modes:
             return last
@@ -1059,9 +1071,18 @@ class DaeIsland:
                 y_d = _lu_solve(m_lu, Nt @ U2t)
                 W21, W2c, W2d = Q1 @ a_w + Kn @ y_w, Q1 @ a_c + Kn @ y_c, Kn @ y_d
                 constraint = (G, Nt @ U2t)
-        entry = _Eliminated(A, Z1=V1 + V2 @ W21, Zc=V2 @ W2c, Zd=V2 @ W2d,
-                            K=-(Rinv @ (A11 + A12 @ W21)), L=-(Rinv @ (U1t + A12 @ W2c)),
-                            Ld=-(Rinv @ (A12 @ W2d)), constraint=constraint)
+        Z1, K = V1 + V2 @ W21, -(Rinv @ (A11 + A12 @ W21))
+        Zc, L = V2 @ W2c, -(Rinv @ (U1t + A12 @ W2c))
+        projector = None
+        if constraint is not None:
+            # the differentiated constraint keeps its original: what it prescribes of the
+            # states is computed from it at every evaluation, never taken from the integrator
+            projector = _constraint_projector(*constraint)
+            Pi, GpH, support = projector
+            self._constrained.update(int(k) for k in support)
+            Z1, Zc, K, L = Z1 @ Pi, Zc - Z1 @ GpH, K @ Pi, L - K @ GpH
+        entry = _Eliminated(A, Z1=Z1, Zc=Zc, Zd=V2 @ W2d, K=K, L=L, Ld=-(Rinv @ (A12 @ W2d)), constraint=constraint,
+                            projector=projector)
         if constraint is not None:
             needs = np.abs(np.vstack((entry.Ld, entry.Zd)) @ self.B).max(axis=0, initial=0.0) > 1e-12
             new = set(int(k) for k in np.nonzero(needs)[0]) - self.rate_inputs
@@ -1104,7 +1125,7 @@ class DaeIsland:
         if not self._implicit:
             lin = self._linear(modes)
             if self._explicit:
-                c = self._with_explicit(c, w1, u, t, modes)
+                c = self._with_explicit(c, _projected(lin.projector, w1, c), u, t, modes)
             z = lin.Z1 @ w1 + (lin.Zc @ c if lin.Zc_c0 is None else lin.Zc_c0)
             if lin.constraint is not None:
                 z = z + lin.Zd @ self._c_rate(t)
@@ -1243,7 +1264,7 @@ class DaeIsland:
                 return lin.K @ w1 + lin.L_c0
             c = self._c(t, u)
             if self._explicit:
-                c = self._with_explicit(c, w1, u, t, self.modes)
+                c = self._with_explicit(c, _projected(lin.projector, w1, c), u, t, self.modes)
             out = lin.K @ w1 + lin.L @ c
             return out if lin.constraint is None else out + lin.Ld @ self._c_rate(t)
         z = self.solve(t, w1, u)
@@ -1285,7 +1306,11 @@ class DaeIsland:
     def _lazy_views(self, t, x):
         """Views that read the states directly and solve the network only when asked (the
         same objects at each call: the relations read them and keep none)."""
-        states = x.tolist() if self.state_columns is not None else None
+        states = None
+        if self.state_columns is not None:
+            if self._constrained:
+                x = self._projected_states(t, x)
+            states = x.tolist()
         views = self._reading_views
         for view in views:
             view.read(t, x, states)
@@ -1416,7 +1441,9 @@ class DaeIsland:
         return G, -(H @ self._c(t, self.inputs))
 
     def handle_events(self, t, x, fired=()):
-        x = np.array(x, dtype=float)
+        # what the modes before the event prescribe holds up to it: a mode without that
+        # constraint starts from there, not from the integrator's copy of those states
+        x = self._projected_states(t, np.array(x, dtype=float))
         before = list(self.states)
         if self._switches:
             for el, (kind, a, b) in self._event_iteration(t, x):
@@ -1424,17 +1451,16 @@ class DaeIsland:
         for el, a, b in zip(self._elements, before, self.states):
             for kind, name_a, name_b in el.changes(a, b):
                 self.events.append(PhysicalEvent(t, el.name, kind, name_a, name_b))
-        constraint = self._constraint(t)
-        if constraint is not None:
-            # an index-2 constraint that the states no longer meet (a diode shorting a
-            # capacitor onto a source, a source stepping across a capacitor): the states
-            # jump onto it by the least change (an impulsive current)
-            G, g = constraint
-            residual = G @ x - g
-            if np.max(np.abs(residual)) > 1e-12 * (1.0 + float(np.max(np.abs(g)))):
-                x = x - np.linalg.lstsq(G, residual, rcond=None)[0]
-                self._solve_cache = (None, None, None)
-        return x
+        # an index-2 constraint that the states no longer meet (a diode shorting a capacitor
+        # onto a source, a source stepping across a capacitor): the states jump onto it by
+        # the least change (an impulsive current)
+        return self._projected_states(t, x)
+
+    def _projected_states(self, t, x):
+        """States ``x`` taken onto the committed modes' index-2 constraint, if they have one."""
+        if self._implicit:
+            return x
+        return _projected(self._linear(self.modes).projector, x, self._c(t, self.inputs))
 
     def next_time_event(self, t):
         best = math.inf
@@ -1569,7 +1595,14 @@ class DaeIsland:
         if order == 1:
             col, d = self._speeds.get(col), None
         i = self._state_index(col)
-        return None if i is None else (i, k, d)
+        # a state that an index-2 constraint prescribes is read from the constraint. Of the
+        # modes, those before the run (``eliminate_now``: all on, all off) are known here; a
+        # mechanical state is prescribed by a motion source (in every mode) or by an EMF
+        # closing a loop of voltage sources and conducting ideal elements, which all-on has
+        # too, and a run starts from all-on (``initialize``): no later mode prescribes another
+        if i is None or i in self._constrained:
+            return None
+        return i, k, d
 
     def _motion_probe(self, order, target):
         col, k, d = self._motion_at(target)
@@ -1623,11 +1656,22 @@ class DaeIsland:
     def probe_inputs(self, kind: str, target: str, other: str | None = None) -> set:
         """The input slots a probe's value depends on directly (not through the states): all
         of them in a non-linear island; in a linear one those with a non-zero coefficient in
-        the eliminated solution, in the all-on and the all-off modes."""
+        the eliminated solution, in the all-on and the all-off modes. A mechanical pin's
+        position or speed (``kind`` s, phi, v, w) depends on them where it is not a state
+        (a massless flange a signal-driven force holds) or an index-2 constraint prescribes
+        it (a speed source's flange); its rate (a massless flange's speed) on all of them."""
         if self._nonlinear:
             return set(range(len(self.input_names)))
-        cols = [c for c in (self._col_of(kind, target), self._col_of(kind, other) if other else None)
-                if c is not None]
+        if kind in self._MOTION:
+            col, _, _ = self._motion_at(target)
+            if col is not None and self._MOTION[kind]:
+                col = self._speeds.get(col)
+                if col is None:          # read as the rate of a position (``_rate_of``)
+                    return set(range(len(self.input_names)))
+            cols = [col] if col is not None else []
+        else:
+            cols = [c for c in (self._col_of(kind, target), self._col_of(kind, other) if other else None)
+                    if c is not None]
         found = set()
         for modes in self._extreme_modes():
             lin = self._linear(modes)
@@ -1649,9 +1693,31 @@ class _Eliminated:
     L: np.ndarray | None = None
     Ld: np.ndarray | None = None
     constraint: tuple | None = None     # (G, H): the states obey G w1 + H c(t) = 0 (index 2)
+    projector: tuple | None = None      # (Pi, GpH, support) onto the constraint (``_constraint_projector``)
     L_c0: np.ndarray | None = None      # L c and Zc c where c is constant (no time functions,
     Zc_c0: np.ndarray | None = None     # no inputs, no constraint)
     float_derivative: Callable | None = None   # DaeIsland._float_derivative (a small island whose c varies)
+
+
+def _constraint_projector(G, H):
+    """``(Pi, GpH, support)``: the states ``w`` taken onto ``G w + H c = 0`` by the least
+    change are ``Pi w - GpH c`` (``Gp`` the pseudo-inverse of ``G``); ``support`` lists the
+    states ``G`` involves, the only ones that change (``Pi`` is the identity elsewhere)."""
+    r = G.shape[1]
+    scale = float(np.abs(G).max(initial=0.0))
+    support = np.flatnonzero(np.abs(G).max(axis=0, initial=0.0) > 1e-13 * scale)
+    Gp = np.linalg.pinv(G[:, support])
+    Pi = np.eye(r)
+    Pi[np.ix_(support, support)] -= Gp @ G[:, support]
+    GpH = np.zeros((r, H.shape[1]))
+    GpH[support] = Gp @ H
+    return Pi, GpH, support
+
+
+def _projected(projector, w1, c):
+    """States ``w1`` taken onto their mode's index-2 constraint (``_Eliminated.projector``,
+    None: no constraint; ``c`` the source terms)."""
+    return w1 if projector is None else projector[0] @ w1 - projector[1] @ c
 
 
 def _merged(element, values):
