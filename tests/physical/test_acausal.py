@@ -368,6 +368,19 @@ def test_a_signal_with_no_derivative_across_a_capacitor_is_a_typed_error():
     assert err.value.code == "underivable_input" and err.value.block == "sat" and err.value.path == "/blocks/1"
 
 
+def test_a_pulse_across_a_capacitor_is_refused_before_the_run():
+    # a pulse's edges are no time events (nflow's handler): the solver would differentiate
+    # across them, so it declares no derivative, and a source it drives cannot charge a
+    # capacitor straight across it (C V' has no value at an edge)
+    blocks = [blk("G", "Ground"), blk("p", "pulse", Amplitude=2.0, Period=0.1, Width=50.0), blk("V", "SignalVoltage"),
+              blk("C", "Capacitor", C=1e-3), blk("R", "Resistor", R=10.0)]
+    conns = [wire("p", "V"), *links("V.p C.p", "C.n G.p", "V.n G.p", "R.p C.p", "R.n G.p")]
+    with pytest.raises(nc.DiagramError) as err:
+        nc.simulate(diagram(blocks, conns, solver="ode45"))
+    assert err.value.code == "underivable_input" and err.value.block == "p" and err.value.path == "/blocks/1"
+    assert "a pulse block has no exact time derivative" in err.value.message
+
+
 # ---- the differentiated constraint holds exactly
 # The index reduction differentiates the constraint on the states (v_C = V(t)) to find the
 # capacitor current; the constraint itself keeps holding algebraically (dummy derivatives):
