@@ -31,7 +31,11 @@ How an island is built
   (``scipy.sparse.csgraph.connected_components``); a maximum bipartite matching of equations
   to unknowns (``maximum_bipartite_matching``) finds structurally singular networks and
   names their blocks (no ground, a loop of voltage sources, a cut-set of current sources, an
-  op-amp without feedback).
+  op-amp without feedback): the over-determined equations and the free unknowns of the
+  Dulmage-Mendelsohn decomposition meet in the element at fault (its own equation in the
+  first, its own unknown or pin potential in the second), named first, with a code of its
+  own where the element declares one (``Element.unmatched``: an op-amp without feedback).
+  An island of sensors alone is ``sensor_unattached``.
 * **Condensation.** ``E = U1 R V1^T`` (once): the states are ``w1 = V1^T z`` and the rows
   ``U2^T (A z + c + N) = 0`` determine the algebraic part (index 1). When the unknowns that
   ``E`` differentiates are independent (positions and speeds of masses, a capacitor's
@@ -199,6 +203,9 @@ class Element:
     switching: ClassVar[bool] = False
     ground: ClassVar[bool] = False
     prescribes_motion: ClassVar[bool] = False   # a motion source: two on one node conflict
+    # (code, why): a structurally singular network whose cause is this element (one of its
+    # own equations over-determined, one of its own unknowns free: an op-amp without feedback)
+    unmatched: ClassVar[tuple | None] = None
     mode_names: ClassVar[tuple] = ("off", "on")
     on_when_positive: ClassVar[bool] = True
 
@@ -433,7 +440,9 @@ class Stamp:
 
     def row(self):
         """A new equation row of the element."""
-        return self._net.new_row((self.element.name,))
+        row = self._net.new_row((self.element.name,))
+        self._net.element_of_row[row] = self.element.name
+        return row
 
     def across_row(self, p, n=None):
         """A new row holding ``v(p) - v(n)`` (``v(p)`` alone without ``n``)."""
@@ -586,6 +595,7 @@ class _Assembly:
         self.nonlinear, self.switches, self.starts = [], [], []
         self.held_starts = []    # fixed starts of unknowns the reference holds: (owner, value, held value)
         self.row_owner = []      # per row: the elements it belongs to (a balance row: those at the node)
+        self.element_of_row, self.element_of_col = {}, {}   # an element's own equations and unknowns
         self.col_names = []
         self.speeds = {}         # position column -> its speed column (mechanical nodes whose speed is read)
         self.accelerations = {}  # speed column -> its acceleration column (where one is read)
@@ -689,6 +699,13 @@ def _compile(elements: list, node_of: dict, pin_domains: dict) -> "DaeIsland":
         groups.setdefault(ties.find(node), []).append(node)
     grounded = set(groups.get(reference, ()))
     domains_here = {pin_domains[p] for ps in node_pins.values() for p in ps}
+    if all(el.outputs for el in elements):
+        # sensors alone (a sensor whose pins are connected to nothing): nothing to measure
+        names = sorted(el.name for el in elements)
+        what = (f"sensor {names[0]!r} is" if len(names) == 1 else
+                "sensors " + ", ".join(repr(name) for name in names[:6]) + (", ..." if len(names) > 6 else "") + " are")
+        raise SimulationError("sensor_unattached", f"{what} not connected to any circuit or thermal element",
+                              block=names[0])
     if any(DOMAINS[d].grounded for d in domains_here):
         electrical_nodes = [r for r, ps in node_pins.items() if pin_domains[ps[0]] == "electrical"]
         if electrical_nodes and not grounded & set(electrical_nodes):
@@ -727,6 +744,7 @@ def _compile(elements: list, node_of: dict, pin_domains: dict) -> "DaeIsland":
     for el in elements:
         pin_at = {pin: node_at[node_of[f"{el.name}.{pin}"]] for pin in el.pins}
         unknowns = {u: asm.new_col(f"{el.name}.{u}") for u in el.unknowns}
+        asm.element_of_col.update(dict.fromkeys(unknowns.values(), el.name))
         inputs = {}
         for name in el.inputs:
             inputs[name] = n_inputs
@@ -809,6 +827,7 @@ class DaeIsland:
         self._over_started = "; ".join(dict.fromkeys(DOMAINS[d].over_started for d in sorted(domains)))
         self._singular_code, self._unsolvable_code = next(DOMAINS[d].codes for d in DOMAINS if d in domains)
         self._motion_sources = {el.name for el in elements if el.prescribes_motion}
+        self._unmatched = {el.name: el.unmatched for el in elements if el.unmatched is not None}
         self.element_names = [el.name for el in elements]
         self.label = "island {" + ", ".join(self.element_names[:4]) + (", ..." if len(elements) > 4 else "") + "}"
         self._handles = handles
@@ -915,14 +934,29 @@ class DaeIsland:
         match = maximum_bipartite_matching(pattern, perm_type="column")
         unmatched = [r for r in range(m) if match[r] < 0]
         if unmatched:
-            self._structural_error(_conflicting_rows(pattern, match, unmatched), None)
+            # the over-determined equations, and the free unknowns (the same search on the
+            # transposed pattern, from the unknowns the matching left over)
+            match_of_col = np.full(n, -1)
+            match_of_col[match[match >= 0]] = np.flatnonzero(match >= 0)
+            free = _alternating_reach(pattern.T.tocsr(), match_of_col, np.flatnonzero(match_of_col < 0))
+            self._structural_error(_alternating_reach(pattern, match, unmatched), None, free, asm)
 
-    def _structural_error(self, rows, why):
+    def _structural_error(self, rows, why, free=(), asm=None):
         blocks = sorted({name for r in (rows or range(len(self._row_owner))) for name in self._row_owner[r]})
         if rows and set(blocks) <= self._motion_sources:
             raise DiagramError("conflicting_prescribed_motion", f"{self.label}: conflicting prescribed motion "
                                f"({', '.join(blocks)}): two motion sources on one node, or one on a fixed flange",
                                block=blocks[0])
+        # the elements whose own equation cannot be matched: one in the over-determined part
+        # with one of its own unknowns, or the potential of one of its pins, left free (a
+        # voltage source of a loop, an op-amp without feedback), named first
+        culprits = sorted({asm.element_of_row[r] for r in rows if r in asm.element_of_row} &
+                          {name for c in free for name in _column_owners(asm, c)}) if rows else []
+        for name in culprits:
+            if name in self._unmatched:
+                code, cause = self._unmatched[name]
+                raise DiagramError(code, f"{self.label}: {name}: {cause}", block=name)
+        blocks = culprits + [name for name in blocks if name not in culprits]
         raise DiagramError(self._singular_code, f"{self.label}: the network equations are structurally singular "
                            f"({why or 'conflicting equations'}): look for {self._singular_causes} or a floating "
                            "node; blocks involved: " + ", ".join(blocks[:8]) + (", ..." if len(blocks) > 8 else ""),
@@ -1726,11 +1760,21 @@ def _merged(element, values):
     return values[0] if all(value == values[0] for value in values) else element.merge(values)
 
 
-def _conflicting_rows(pattern, match, unmatched) -> list:
+def _column_owners(asm, col) -> tuple:
+    """The elements an unknown belongs to: its element (a branch current), or those at its
+    node (a potential, a position, a speed)."""
+    if col in asm.element_of_col:
+        return (asm.element_of_col[col],)
+    return asm.node_owners.get(col) or asm.speed_owner.get(col, ())
+
+
+def _alternating_reach(pattern, match, unmatched) -> list:
     """The equations in conflict with the unmatched ones: those reached from them by
     alternating paths (an equation -> its unknowns -> the equations matched to those), the
     over-determined part of the Dulmage-Mendelsohn decomposition. A loop of voltage sources
-    so names every source of the loop, not only the one the matching left over."""
+    so names every source of the loop, not only the one the matching left over. On the
+    transposed pattern (``match`` then gives each unknown's equation), from the unmatched
+    unknowns: the free unknowns, the under-determined part."""
     m, n = pattern.shape
     entries = pattern.tocoo()
     matched = np.flatnonzero(match >= 0)

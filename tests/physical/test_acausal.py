@@ -86,15 +86,68 @@ def test_a_cut_set_of_current_sources_names_them():
     assert blocks_named(str(err.value)) == {"I1", "I2"}
 
 
-def test_an_op_amp_without_feedback_is_singular():
-    blocks = [blk("gnd", "Ground"), blk("V", "ConstantVoltage", V=1.0), blk("op", "IdealOpAmp"),
-              blk("R1", "Resistor"), blk("RL", "Resistor")]
+_NO_FEEDBACK = {
+    # a follower whose output only drives its load: in_n is held by R1, in_p by V
+    "output to a load": "V.n gnd.p, V.p op.in_p, op.in_n R1.p, R1.n gnd.p, op.out RL.p, RL.n gnd.p",
+    # an inverting amplifier without its feedback resistor
+    "inverting": "V.n gnd.p, V.p R1.p, R1.n op.in_n, op.in_p gnd.p, op.out RL.p, RL.n gnd.p",
+    # the output connected to nothing
+    "open output": "V.n gnd.p, V.p op.in_p, op.in_n R1.p, R1.n gnd.p, RL.p op.in_n, RL.n gnd.p",
+}
+
+
+@pytest.mark.parametrize("case", sorted(_NO_FEEDBACK))
+def test_an_op_amp_without_feedback_is_named_with_its_own_code(case):
+    # the op-amp's own equation (in_p.v = in_n.v) is over-determined and its output free:
+    # the matching's over- and under-determined parts meet in it (a neighbouring resistor
+    # whose node row is in conflict was named before)
+    blocks = [blk("gnd", "Ground"), blk("V", "ConstantVoltage", V=1.0), blk("R1", "Resistor"), blk("op", "IdealOpAmp"),
+              blk("RL", "Resistor")]
     with pytest.raises(nc.DiagramError) as err:
-        simulate(blocks, links("V.n gnd.p", "V.p op.in_p", "op.in_n R1.p", "R1.n gnd.p", "op.out RL.p",
+        simulate(blocks, links(*_NO_FEEDBACK[case].split(", ")))
+    assert err.value.code == "opamp_no_feedback"
+    assert (err.value.block, err.value.path) == ("op", "/blocks/3")
+    assert "op: an ideal op-amp without feedback" in err.value.message
+
+
+def test_an_op_amp_with_feedback_beside_a_loop_of_voltage_sources_is_not_blamed():
+    # a follower (out -> in_n) is fine; the two sources in parallel are the conflict
+    blocks = [blk("gnd", "Ground"), blk("V1", "ConstantVoltage", V=1.0), blk("V2", "ConstantVoltage", V=2.0),
+              blk("op", "IdealOpAmp"), blk("RL", "Resistor")]
+    with pytest.raises(nc.DiagramError) as err:
+        simulate(blocks, links("V1.n gnd.p", "V2.n gnd.p", "V1.p V2.p", "V1.p op.in_p", "op.in_n op.out", "op.out RL.p",
                                "RL.n gnd.p"))
-    assert err.value.code == "singular_circuit"
-    assert "op" in blocks_named(str(err.value))
-    assert "RL" not in blocks_named(str(err.value))   # the output side is not in conflict
+    assert err.value.code == "singular_circuit" and err.value.block in ("V1", "V2")
+    assert blocks_named(str(err.value)) == {"V1", "V2"}
+
+
+# sensor type, its pins, the block to hang it off
+_SENSORS = [("CurrentSensor", ("p", "n")), ("VoltageSensor", ("p", "n")), ("PotentialSensor", ("p",)),
+            ("TemperatureSensor", ("port",)), ("RelTemperatureSensor", ("a", "b")), ("HeatFlowSensor", ("a", "b"))]
+
+
+@pytest.mark.parametrize("sensor, pins", _SENSORS, ids=[s for s, _ in _SENSORS])
+def test_a_sensor_connected_to_nothing_is_unattached(sensor, pins):
+    # beside a working circuit: its island is the sensor alone (no_ground or a singular
+    # network before, named after the sensor but not saying what is wrong)
+    blocks = [blk("gnd", "Ground"), blk("V", "ConstantVoltage"), blk("R", "Resistor"), blk("s", sensor), record("w", "y")]
+    with pytest.raises(nc.SimulationError) as err:
+        simulate(blocks, links("V.n gnd.p", "V.p R.p", "R.n gnd.p") + [wire("s", "w")])
+    assert err.value.code == "sensor_unattached"
+    assert (err.value.block, err.value.path) == ("s", "/blocks/3")
+    assert err.value.message == "sensor 's' is not connected to any circuit or thermal element"
+    if len(pins) == 2:       # its two pins joined to each other only: the same
+        blocks[3] = blk("s", sensor)
+        with pytest.raises(nc.SimulationError) as err:
+            simulate(blocks, links("V.n gnd.p", "V.p R.p", "R.n gnd.p", f"s.{pins[0]} s.{pins[1]}") + [wire("s", "w")])
+        assert err.value.code == "sensor_unattached"
+
+
+def test_an_ammeter_with_one_pin_on_the_circuit_reads_no_current():
+    # an open branch carries no current (MSL: the free pin's flow is 0): it runs
+    blocks = [blk("gnd", "Ground"), blk("V", "ConstantVoltage"), blk("R", "Resistor"), blk("cs", "CurrentSensor")]
+    res = simulate(blocks, links("V.n gnd.p", "V.p R.p", "R.n gnd.p", "cs.p R.p"), records=[("cs", "i")])
+    np.testing.assert_array_equal(recorded(res, "i"), 0.0)
 
 
 def test_a_capacitor_straight_across_a_voltage_source_is_index_two():
