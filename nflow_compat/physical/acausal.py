@@ -1492,9 +1492,8 @@ class DaeIsland:
 
     def _projected_states(self, t, x):
         """States ``x`` taken onto the committed modes' index-2 constraint, if they have one."""
-        if self._implicit:
-            return x
-        return _projected(self._linear(self.modes).projector, x, self._c(t, self.inputs))
+        projector = None if self._implicit else self._linear(self.modes).projector
+        return x if projector is None else _projected(projector, x, self._c(t, self.inputs))
 
     def next_time_event(self, t):
         best = math.inf
@@ -1629,11 +1628,13 @@ class DaeIsland:
         if order == 1:
             col, d = self._speeds.get(col), None
         i = self._state_index(col)
-        # a state that an index-2 constraint prescribes is read from the constraint. Of the
-        # modes, those before the run (``eliminate_now``: all on, all off) are known here; a
-        # mechanical state is prescribed by a motion source (in every mode) or by an EMF
-        # closing a loop of voltage sources and conducting ideal elements, which all-on has
-        # too, and a run starts from all-on (``initialize``): no later mode prescribes another
+        # a state that an index-2 constraint prescribes is read from the constraint. The
+        # modes eliminated before the run (``eliminate_now``: every switch in its first
+        # branch, every one in its second) are known here; a mechanical state is prescribed
+        # by a motion source (in every mode) or by an EMF closing a loop of voltage sources
+        # and conducting ideal elements, which the all-first-branch mode (all conducting)
+        # has too, and a run that could not start in that mode does not start
+        # (``initialize``): no mode met later prescribes another
         if i is None or i in self._constrained:
             return None
         return i, k, d
