@@ -3,9 +3,9 @@
 One ``libraries/<lib>/library.json`` per nflow library. Besides nflow's own keys a
 block entry may carry four product extensions:
 
-* ``paramTypes``: ``{name: kind | {kind, minimum, exclusiveMinimum, enum, ...}}`` where
-  the kind cannot be read off the default (a scalar default that also takes a vector),
-  or where a value range is checked;
+* ``paramTypes``: ``{name: kind | {kind, minimum, exclusiveMinimum, enum, reason, ...}}``
+  where the kind cannot be read off the default (a scalar default that also takes a
+  vector), or where a value range is checked (``reason``: why, added to the error);
 * ``paramAliases``: ``{alias: name}``, older inspector names nflow pages still show;
 * ``openParams``: true when names beyond ``defaultParams`` are the block's own (an FMU's
   variables): they are kept as given, and the handler checks them;
@@ -147,6 +147,7 @@ class ParamSpec:
     minimum: float | None = None
     exclusive_minimum: float | None = None
     enum: tuple | None = None
+    reason: str | None = None      # why the range is what it is (said in a param_range error)
     # paramInfo (documentation; None / "" where the manifest gives none)
     unit: str | tuple | None = None
     range: str = ""
@@ -190,7 +191,7 @@ def _param_specs(entry: dict) -> dict:
         specs[name] = ParamSpec(
             name=name, kind=kind, default=default,
             minimum=extra.get("minimum"), exclusive_minimum=extra.get("exclusiveMinimum"),
-            enum=tuple(extra["enum"]) if "enum" in extra else None,
+            enum=tuple(extra["enum"]) if "enum" in extra else None, reason=extra.get("reason"),
             **_documented(info.get(name)))
     return specs
 

@@ -178,7 +178,8 @@ def normalize_param(spec: ParamSpec, value, variables, where: dict):
         bad = np.any(arr <= bound) if strict else np.any(arr < bound)
         if bad or np.any(np.isnan(arr)):
             rel = ">" if strict else ">="
-            raise DiagramError("param_range", f"{what} must be {rel} {bound:g}, got {_show(out)}", **where)
+            raise DiagramError("param_range", f"{what} must be {rel} {bound:g}, got {_show(out)}"
+                               + (f": {spec.reason}" if spec.reason else ""), **where)
     return out
 
 

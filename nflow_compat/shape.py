@@ -773,7 +773,8 @@ _MESSAGES = {
         f"parameter {p.key!r} must be {_KIND_TEXT[p.spec.kind]}, got {shown}"),
     "param_value": lambda p, shown, value, limit: f"parameter {p.key!r} must be one of {list(p.spec.enum)}, got "
     f"{shown}" + did_you_mean(str(value), [str(e) for e in p.spec.enum]),
-    "param_range": lambda p, shown, value, limit: f"parameter {p.key!r} must be {_bounds(p.spec)}, got {shown}",
+    "param_range": lambda p, shown, value, limit: f"parameter {p.key!r} must be {_bounds(p.spec)}, got {shown}"
+    + (f": {p.spec.reason}" if p.spec.reason else ""),
     "bad_expression": lambda p, shown, value, limit: f"cannot evaluate {shown}: it holds a character no expression "
                                                      "has",
     "expression_too_long": lambda p, shown, value, limit: f"expression of {len(value)} characters (limit {limit})",
