@@ -89,7 +89,7 @@ def test_a_brake_never_adds_energy(v0, fn, mu, m):
 # The seed page of the mass with stops documents F_Coulomb and F_Stribeck as zero or positive
 # (MSL types them SI.Force, without a bound: negative ones ran, friction that pushes), m as
 # MSL's SI.Mass (min 0); the clutch's page fn_max >= 0, peak >= 1. MSL's mu_pos table holds
-# sliding speeds w >= 0 and friction coefficients, bounded like the constant mu.
+# sliding speeds (w, or v for the Brake) >= 0 and friction coefficients, bounded like the constant mu.
 
 def _friction_diagram(block_type, **params):
     """The block on a body (Clutch: between two), its normal force 1 from a constant."""
@@ -114,7 +114,8 @@ BAD_FRICTION = [("MassWithStopAndFriction", "F_Coulomb", -1.0, "pushes the slidi
                 ("MassWithStopAndFriction", "F_prop", -1.0, None), ("MassWithStopAndFriction", "fexp", -1.0, None)]
 for _type in ("Clutch", "Brake", "RotBrake"):
     BAD_FRICTION += [(_type, "mu_pos", [[0.0, 0.5], [1.0, -0.2]], "negative coefficient"),
-                     (_type, "mu_pos", [[-1.0, 0.5], [1.0, 0.2]], "sliding speeds (w >= 0)"),
+                     (_type, "mu_pos", [[-1.0, 0.5], [1.0, 0.2]],
+                      "sliding speeds (v >= 0)" if _type == "Brake" else "sliding speeds (w >= 0)"),
                      (_type, "fn_max", -1.0, None), (_type, "peak", 0.5, None), (_type, "cgeo", -1.0, None),
                      (_type, "mu", -0.5, None)]
 
