@@ -8,6 +8,9 @@ Keywords every entry point takes:
   the CLI passes the diagram file's directory (``run``) or the current one (the pipe).
 * ``progress``: ``progress(done, total)`` called now and then during the run with the
   grid points done so far (the CLI draws its progress bar with it).
+* ``params``: values for this run, by address (``"block.param"``, ``"variables.name"``, a
+  JSON pointer into the diagram: ``nflow_compat.params``, the sweep spec's addressing),
+  set into the validated diagram before it is compiled.
 
 Running out of memory anywhere (compiling, running, building or writing the result) is the
 SimulationError ``out_of_memory``.
@@ -22,6 +25,7 @@ import orjson
 
 from . import expr, results
 from .diagram import Diagram, Limits, parse
+from .params import Binder, json_copy
 from .engine import Plan
 from .errors import DiagramError, NFlowError, SimulationError, out_of_memory
 
@@ -126,16 +130,23 @@ def validate(diagram: dict, *, limits: Limits | None = None, _depth_checked: boo
 
 def compile_plan(diagram: dict, *, limits: Limits | None = None, base_dir=None,
                  _depth_checked: bool = False) -> Plan:
-    """A reusable execution plan: ``plan.run()`` as often as needed, compiled once."""
+    """A reusable execution plan: ``plan.run()`` as often as needed, compiled once;
+    ``plan.run(params={...})`` runs it with other values (see ``Plan.with_params``)."""
     with expression_limits(limits), _typed_errors():
-        return _or_out_of_memory(lambda: build_plan(validate(diagram, limits=limits, _depth_checked=_depth_checked),
-                                                    limits=limits, base_dir=base_dir), "compiling the diagram")
+        parsed = validate(diagram, limits=limits, _depth_checked=_depth_checked)
+        return build_plan(parsed, limits=limits, base_dir=base_dir, binder=_binder(parsed, diagram, limits))
 
 
-def build_plan(diagram: Diagram, *, limits: Limits | None = None, base_dir=None) -> Plan:
+def build_plan(diagram: Diagram, *, limits: Limits | None = None, base_dir=None, binder=None) -> Plan:
     """The plan of an already validated ``Diagram`` (``validate``, ``diagram.with_params``)."""
     with expression_limits(limits), _typed_errors():
-        return _or_out_of_memory(lambda: Plan(diagram, limits, base_dir=base_dir), "compiling the diagram")
+        return _or_out_of_memory(lambda: Plan(diagram, limits, base_dir=base_dir, binder=binder),
+                                 "compiling the diagram")
+
+
+def _binder(parsed: Diagram, raw, limits: Limits | None) -> Binder:
+    """Per-run values for ``parsed``, whose decoded JSON is ``raw`` (kept as a private copy)."""
+    return Binder(parsed, orjson.dumps(json_copy(raw)), limits, lambda patched: validate(patched, limits=limits))
 
 
 def _or_out_of_memory(call, doing: str):
@@ -168,31 +179,37 @@ def _typed_errors():
                               f"{type(exc).__name__}: {exc}") from exc
 
 
-def _run(diagram: dict, limits: Limits | None, base_dir, progress, depth_checked: bool = False) -> dict:
+def _run(diagram: dict, limits: Limits | None, base_dir, progress, depth_checked: bool = False,
+         params: dict | None = None) -> dict:
     with expression_limits(limits), _typed_errors():
         parsed = validate(diagram, limits=limits, _depth_checked=depth_checked)
+        if params:
+            parsed = _binder(parsed, diagram, limits)(params)
     return run_diagram(parsed, limits=limits, base_dir=base_dir, progress=progress)
 
 
-def simulate(diagram: dict, *, limits: Limits | None = None, base_dir=None, progress=None) -> dict:
+def simulate(diagram: dict, *, params: dict | None = None, limits: Limits | None = None, base_dir=None,
+             progress=None) -> dict:
     """Run a decoded diagram; the result holds plain Python lists and floats."""
-    return _or_out_of_memory(lambda: results.to_python(_run(diagram, limits, base_dir, progress)),
+    return _or_out_of_memory(lambda: results.to_python(_run(diagram, limits, base_dir, progress, params=params)),
                              "running the diagram and building its result")
 
 
-def simulate_json(text, *, allow_nan: bool = False, limits: Limits | None = None, base_dir=None,
-                  progress=None) -> str:
+def simulate_json(text, *, params: dict | None = None, allow_nan: bool = False, limits: Limits | None = None,
+                  base_dir=None, progress=None) -> str:
     """The drop-in for ``__nflow_simulate__``: diagram JSON text in, result JSON text out."""
     doc = load_json(text, limits=limits)     # its depth is checked on the text, at C speed
-    return _or_out_of_memory(lambda: results.encode(_run(doc, limits, base_dir, progress, depth_checked=True),
-                                                    allow_nan=allow_nan), "running the diagram and writing its result")
+    return _or_out_of_memory(lambda: results.encode(_run(doc, limits, base_dir, progress, depth_checked=True,
+                                                         params=params), allow_nan=allow_nan),
+                             "running the diagram and writing its result")
 
 
-def simulate_to(out, text, *, allow_nan: bool = False, limits: Limits | None = None, base_dir=None,
-                progress=None) -> None:
+def simulate_to(out, text, *, params: dict | None = None, allow_nan: bool = False, limits: Limits | None = None,
+                base_dir=None, progress=None) -> None:
     """``simulate_json``'s text written to the binary stream ``out`` a piece at a time
     (``results.write_json``): the memory it needs stays near that of the recorded data,
     never the data and the whole text together."""
     doc = load_json(text, limits=limits)
-    _or_out_of_memory(lambda: results.write_json(_run(doc, limits, base_dir, progress, depth_checked=True), out,
-                                                 allow_nan=allow_nan), "running the diagram and writing its result")
+    _or_out_of_memory(lambda: results.write_json(_run(doc, limits, base_dir, progress, depth_checked=True,
+                                                      params=params), out, allow_nan=allow_nan),
+                      "running the diagram and writing its result")
