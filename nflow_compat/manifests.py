@@ -1,14 +1,16 @@
 """The nflow-2 library manifests: block metadata (ports, pins, defaults, param kinds).
 
 One ``libraries/<lib>/library.json`` per nflow library. Besides nflow's own keys a
-block entry may carry three product extensions:
+block entry may carry four product extensions:
 
 * ``paramTypes``: ``{name: kind | {kind, minimum, exclusiveMinimum, enum, ...}}`` where
   the kind cannot be read off the default (a scalar default that also takes a vector),
   or where a value range is checked;
 * ``paramAliases``: ``{alias: name}``, older inspector names nflow pages still show;
 * ``openParams``: true when names beyond ``defaultParams`` are the block's own (an FMU's
-  variables): they are kept as given, and the handler checks them.
+  variables): they are kept as given, and the handler checks them;
+* ``outputUnits``: one unit per output port (``"m/s"``; ``""`` for none), where an output
+  has a physical unit (a sensor's): results name their columns' units with it.
 """
 from __future__ import annotations
 
@@ -83,6 +85,11 @@ class BlockType:
     domain: str | None = None
     pins: dict = field(default_factory=dict)  # pin name -> domain
     open_params: bool = False   # params beyond ``params`` are kept as given (the handler checks them)
+    output_units: tuple = ()    # per output port, its unit ("" for none); shorter than the ports when not given
+
+    def output_unit(self, port: int) -> str:
+        """The unit of output ``port`` ("" when the manifest gives none)."""
+        return self.output_units[port] if port < len(self.output_units) else ""
 
     @property
     def defaults(self) -> dict:
@@ -117,7 +124,7 @@ def _block_type(library: str, entry: dict) -> BlockType:
         help=entry.get("help", ""), acausal=bool(entry.get("acausal")),
         domain=entry.get("domain"),
         pins={p["name"]: p.get("domain", entry.get("domain")) for p in entry.get("physicalPins", [])},
-        open_params=bool(entry.get("openParams")))
+        open_params=bool(entry.get("openParams")), output_units=tuple(entry.get("outputUnits", ())))
 
 
 @functools.lru_cache(maxsize=1)

@@ -69,6 +69,12 @@ class Phases:
     linear: dict | None = None
     of_state: dict | None = None
     bulk: BulkRecord | None = None  # a recorder's AFTER_STEP over many steps at once
+    # What the result says of the columns (engine.columns): ``records``, a recorder's (section,
+    # key) in the result, under which its declared inputs are recorded in port order;
+    # ``parts``, output 0 is the declared inputs concatenated, per input the name of its
+    # part (None: named after the block driving it)
+    records: tuple | None = None
+    parts: tuple | None = None
 
 
 @dataclass(frozen=True, slots=True)

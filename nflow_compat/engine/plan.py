@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import functools
 import gc
 from contextlib import contextmanager
 
@@ -21,7 +22,7 @@ from ..errors import NFlowError, SimulationError
 from ..files import BASE_DIR_KEY
 from ..params import Binder
 from ..physical import islands
-from . import ordering
+from . import columns, ordering
 from .budget import Budget, check_work
 from .context import Ctx
 from .fixed_step import Program
@@ -159,6 +160,11 @@ class Plan:
                         else None)
         self.major_steps = (grid_paths(self, complex_out, bound_slots - {None}) if self.has_parts and not closures_only
                             else None)
+
+    @functools.cached_property
+    def recorded_signals(self) -> dict:
+        """``(section, key)`` -> the Signals each recorder records (``engine.columns``)."""
+        return columns.recorded_signals(self)
 
     def _allocate(self, blocks, n_outs, out_widths, base_dir) -> None:
         """One signal slot per output port, the signal store, the run context and budget."""
