@@ -1,9 +1,10 @@
 """nflow-compat: run Nelson nflow block diagrams (the JSON given to __nflow_simulate__)."""
-from .api import compile_plan, simulate, simulate_json, simulate_to, validate
+from .api import compile_plan, run, simulate, simulate_json, simulate_to, validate
 from .diagram import Limits
 from .errors import DiagramError, NFlowError, SimulationError
+from .result import Result
 from .sweeps import sweep
 
-__all__ = ["simulate_json", "simulate_to", "simulate", "validate", "compile_plan", "sweep", "Limits",
-           "NFlowError", "DiagramError", "SimulationError"]
+__all__ = ["simulate_json", "simulate_to", "simulate", "run", "Result", "validate", "compile_plan", "sweep",
+           "Limits", "NFlowError", "DiagramError", "SimulationError"]
 __version__ = "0.1.0"

@@ -17,15 +17,18 @@ SimulationError ``out_of_memory``.
 """
 from __future__ import annotations
 
+import os
 import re
 from contextlib import contextmanager
+from pathlib import Path
 
 import numpy as np
 import orjson
 
-from . import expr, results
+from . import expr, progress as progress_bars, results
 from .diagram import Diagram, Limits, parse
 from .params import Binder, json_copy
+from .result import Result
 from .engine import Plan
 from .errors import DiagramError, NFlowError, SimulationError, out_of_memory
 
@@ -113,9 +116,25 @@ def check_depth(value, max_depth: int) -> None:
                 stack.append((item, deeper))
 
 
+def fixture_wrapped(doc) -> bool:
+    """Whether ``doc`` is a fixture file of this repository (``fixtures/...``: a title, a
+    provenance, the diagram under ``diagram``) rather than a diagram."""
+    return (isinstance(doc, dict) and "blocks" not in doc and "sampleTime" not in doc
+            and isinstance(doc.get("diagram"), dict) and "blocks" in doc["diagram"])
+
+
+def unwrap_fixture(doc):
+    """The diagram of a fixture file (``fixture_wrapped``), else ``doc`` itself."""
+    return doc["diagram"] if fixture_wrapped(doc) else doc
+
+
 def validate(diagram: dict, *, limits: Limits | None = None, _depth_checked: bool = False) -> Diagram:
     """Normalize and check a decoded diagram; raises DiagramError on the first problem."""
     lim = limits or Limits()
+    if fixture_wrapped(diagram):
+        raise DiagramError("missing_field", "the diagram needs 'blocks' and 'sampleTime': this is a fixture file, "
+                           "whose diagram is under 'diagram' (pass that; nflow_compat.run and nflow-sim run take "
+                           "the file as it is)", path="/blocks")
     blocks = diagram.get("blocks") if isinstance(diagram, dict) else None
     if isinstance(blocks, list) and len(blocks) > lim.max_blocks:   # before walking them all
         raise DiagramError("too_many_blocks", f"{len(blocks)} blocks (limit {lim.max_blocks})", path="/blocks")
@@ -202,6 +221,77 @@ def simulate_json(text, *, params: dict | None = None, allow_nan: bool = False, 
     return _or_out_of_memory(lambda: results.encode(_run(doc, limits, base_dir, progress, depth_checked=True,
                                                          params=params), allow_nan=allow_nan),
                              "running the diagram and writing its result")
+
+
+def _document(diagram, limits: Limits | None) -> tuple:
+    """(decoded diagram, whether its depth is checked) of what ``run`` was given: a dict, JSON
+    text (str or bytes), or a file (a path: ``os.PathLike``, or a str that is not JSON text);
+    a fixture file's diagram is taken from it."""
+    if isinstance(diagram, dict):
+        return unwrap_fixture(diagram), False
+    if isinstance(diagram, str) and not diagram.lstrip("\ufeff \t\r\n").startswith(("{", "[")):
+        diagram = Path(diagram)
+    if isinstance(diagram, os.PathLike):
+        lim = limits or Limits()
+        try:
+            with open(diagram, "rb") as fh:
+                diagram = fh.read(lim.max_input_bytes + 1)
+        except OSError as exc:
+            raise DiagramError("unreadable_input", f"cannot read {os.fspath(diagram)}: {exc.strerror}") from None
+    return unwrap_fixture(load_json(diagram, limits=limits)), True
+
+
+def run(diagram, *, params: dict | None = None, limits: Limits | None = None, base_dir=None,
+        progress=None) -> Result:
+    """Run a diagram and return its ``Result``: numpy arrays with named columns, pandas and
+    xarray views, events as a DataFrame.
+
+    Parameters
+    ----------
+    diagram : dict, str, bytes or os.PathLike
+        The decoded diagram; its JSON text; or the path of its JSON file (a str that is not
+        JSON text is a path). A fixture file of this repository (``fixtures/...``, the
+        diagram under ``diagram``) is taken as its diagram.
+    params : dict, optional
+        Values for this run by address: ``"block.param"``, ``"variables.name"`` or a JSON
+        pointer (``"/blocks/0/params/Gain"``), as a sweep spec writes them.
+    limits : Limits, optional
+        The bounds of the run (README "Limits"); each is a typed error.
+    base_dir : str or os.PathLike, optional
+        The directory fileSource, fileSink and FMU paths are confined to; without it the
+        run touches no file (a file path given as ``diagram`` does not change that).
+    progress : callable or bool, optional
+        ``progress(done, total)`` called with the grid points done; ``True`` draws a bar
+        with ``tqdm.auto`` (a widget in Jupyter, text on a terminal; the extra
+        ``notebook``), shown once the run has lasted a second.
+
+    Returns
+    -------
+    Result
+
+    Raises
+    ------
+    DiagramError
+        The diagram (or a params address or value) is wrong.
+    SimulationError
+        It could not be run to the end.
+
+    Examples
+    --------
+    >>> import nflow_compat as nc
+    >>> d = {"blocks": [{"id": "step", "type": "step", "params": {"Time": 0.5}},
+    ...                 {"id": "w", "type": "toWorkspace", "params": {"VariableName": "u", "SaveFormat": "Array"}}],
+    ...      "connections": [{"from": "step", "to": "w"}], "sampleTime": 0.25, "duration": 1.0}
+    >>> result = nc.run(d, params={"step.Time": 0.25})
+    >>> result.workspace["u"].ravel().tolist()
+    [0.0, 1.0, 1.0, 1.0, 1.0]
+    >>> result.to_pandas()["u"].tolist()
+    [0.0, 1.0, 1.0, 1.0, 1.0]
+    """
+    doc, checked = _document(diagram, limits)
+    with progress_bars.callback(progress, "samples") as call:
+        return _or_out_of_memory(lambda: Result(_run(doc, limits, base_dir, call, depth_checked=checked,
+                                                     params=params)), "running the diagram")
 
 
 def simulate_to(out, text, *, params: dict | None = None, allow_nan: bool = False, limits: Limits | None = None,
