@@ -18,11 +18,12 @@ from pathlib import Path
 
 import orjson
 
-from . import api, plot, shape, sweeps
+from . import api, formats, plot, shape, sweeps
 from .blocks.handlers import supported_types
 from .blocks.fmi import block_entry, describe
 from .diagram import Limits
 from .errors import DiagramError, NFlowError, SimulationError, out_of_memory
+from .formats import OutputError
 
 EXIT_OK, EXIT_SIMULATION, EXIT_DIAGRAM, EXIT_INTERRUPTED = 0, 1, 2, 130
 PROGRESS_DELAY = 1.0      # seconds a run lasts before its progress bar appears
@@ -88,12 +89,6 @@ def _progress(args, unit: str = "samples"):
 
 
 # ----------------------------------------------------------------------------- helpers
-
-class OutputError(NFlowError):
-    """The output file (``-o``) cannot be written."""
-
-    kind = "output"
-
 
 def check_output(out_path: str | None) -> None:
     """Refuse an ``-o`` file that cannot be written before anything runs, so a long run
@@ -198,17 +193,25 @@ def _run_with_progress(args, call, unit: str = "samples"):
 # ----------------------------------------------------------------------------- commands
 
 def _simulate(args) -> int:
+    """The pipe and ``run``: the result to ``-o`` (``-`` or none: stdout) in the format its
+    extension (or ``--format``) names, checked before the run. A fixture file of this
+    repository runs as its diagram."""
     limits = args.limits
-    check_output(args.output)
+    target = None if args.output in (None, "-") else args.output
+    check_output(target)
+    fmt = formats.output_format(target, getattr(args, "format", None))
+    formats.check_available(fmt)
     text = _read(args.file, limits.max_input_bytes)
-    out, complete = _Output(args.output), False
+    result = _run_with_progress(args, lambda bar: api.run(text, limits=limits, base_dir=_base_dir(args),
+                                                          progress=bar))
+    out, complete = _Output(target), False
     try:
-        _run_with_progress(args, lambda bar: api.simulate_to(
-            out, text, allow_nan=args.allow_nan, limits=limits, base_dir=_base_dir(args), progress=bar))
-        out.write(b"\n")
+        notes = formats.write(result, out, fmt, allow_nan=args.allow_nan)
         complete = True
     finally:
         out.close(complete)
+    for note in notes:
+        sys.stderr.write(f"nflow-sim: {target or 'stdout'}: {note}\n")
     return EXIT_OK
 
 
@@ -343,7 +346,10 @@ def _parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command")
     run = sub.add_parser("run", help="simulate FILE")
     run.add_argument("file")
-    run.add_argument("-o", "--output", help="write the result here instead of stdout")
+    run.add_argument("-o", "--output", help="write the result here ('-': stdout, the default), in the format its "
+                     "extension names: .json, .mat (MATLAB/Nelson load), .csv, .parquet")
+    run.add_argument("--format", choices=tuple(formats.FORMATS.values()),
+                     help="the output format whatever the extension (for stdout: json by default)")
     _add_common(run, simulates=True, top=False)
     run.set_defaults(func=_simulate)
     val = sub.add_parser("validate", help="check FILE without running it")

@@ -80,7 +80,7 @@ def test_unwritable_output_fails_before_the_run(tmp_path, capsys, monkeypatch, w
 
     def must_not_run(*args, **kwargs):
         raise AssertionError("simulated before checking the output")
-    monkeypatch.setattr(api, "simulate_to", must_not_run)
+    monkeypatch.setattr(api, "run", must_not_run)
     src = tmp_path / "d.json"
     src.write_bytes(orjson.dumps(DIAGRAM))
     assert main(["run", str(src), "-o", str(tmp_path / where)]) == 1
@@ -88,6 +88,47 @@ def test_unwritable_output_fails_before_the_run(tmp_path, capsys, monkeypatch, w
     err = orjson.loads(out.out)["error"]
     assert err["kind"] == "output" and err["code"] == "unwritable_output" and str(tmp_path) in err["message"]
     assert "unwritable_output" in out.err and not (tmp_path / "missing_dir").exists()
+
+
+def test_dash_is_stdout_and_a_format_it_cannot_write_is_refused_before_the_run(tmp_path, capsys, monkeypatch):
+    import nflow_compat.api as api
+    src = tmp_path / "d.json"
+    src.write_bytes(orjson.dumps(DIAGRAM))
+    monkeypatch.chdir(tmp_path)
+    assert main(["run", str(src), "-o", "-"]) == 0
+    assert orjson.loads(capsys.readouterr().out)["workspace"]["y"] == [[6.0]] * 3 and not (tmp_path / "-").exists()
+    assert main(["run", str(src), "-o", "-", "--format", "csv"]) == 0
+    assert capsys.readouterr().out.splitlines() == ["time,y", "0.0,6.0", "0.1,6.0", "0.2,6.0"]
+
+    def must_not_run(*args, **kwargs):
+        raise AssertionError("simulated before checking the output format")
+    monkeypatch.setattr(api, "run", must_not_run)
+    for name in ("r.xlsx", "r.txt"):
+        assert main(["run", str(src), "-o", str(tmp_path / name)]) == 1
+        out = capsys.readouterr()
+        assert orjson.loads(out.out)["error"]["code"] == "unsupported_output_format" and "Traceback" not in out.err
+        assert not (tmp_path / name).exists()
+
+
+def test_run_writes_the_format_the_extension_names(tmp_path):
+    import scipy.io
+    src = tmp_path / "d.json"
+    src.write_bytes(orjson.dumps(DIAGRAM))
+    for name in ("r.json", "r.mat", "r.csv", "r.parquet"):
+        assert main(["run", str(src), "-o", str(tmp_path / name)]) == 0
+    assert orjson.loads((tmp_path / "r.json").read_bytes())["workspace"]["y"] == [[6.0]] * 3
+    mat = scipy.io.loadmat(tmp_path / "r.mat")
+    assert mat["y"].tolist() == [[6.0]] * 3 and mat["tout"].ravel().tolist() == [0.0, 0.1, 0.2]
+    assert (tmp_path / "r.csv").read_text().splitlines()[0] == "time,y"
+    import pandas as pd
+    assert pd.read_parquet(tmp_path / "r.parquet")["y"].tolist() == [6.0] * 3
+
+
+def test_a_fixture_file_runs_as_its_diagram(tmp_path, capsys):
+    fixture = Path(__file__).resolve().parents[2] / "fixtures" / "msl" / "oscillator.json"
+    assert main(["run", str(fixture)]) == 0
+    result = orjson.loads(capsys.readouterr().out)
+    assert result["status"] == "ok" and len(result["workspace"]["mass1.s"]) == 401
 
 
 def test_validate(tmp_path, capsys):
@@ -122,7 +163,7 @@ def test_internal_errors_are_still_typed(monkeypatch, capsys):
 
     def boom(*a, **k):
         raise RuntimeError("kaboom")
-    monkeypatch.setattr(api, "simulate_to", boom)
+    monkeypatch.setattr(api, "run", boom)
     monkeypatch.setattr("sys.stdin", type("S", (), {"buffer": type("B", (), {"read": lambda self: b"{}"})()})())
     assert main([]) == 1
     assert orjson.loads(capsys.readouterr().out)["error"]["code"] == "internal_error"
