@@ -239,3 +239,33 @@ def test_cli_escape_is_exit_2(tmp_path):
     out = _cli(["run", "sub/d.json"], cwd=tmp_path)
     assert out.returncode == 2 and orjson.loads(out.stdout)["error"]["code"] == "path_outside_base"
     assert not (tmp_path / "sub" / "out.csv").exists()
+
+
+# ----------------------------------------------------------------------------- Unix conventions
+
+def test_version(capsys):
+    with pytest.raises(SystemExit) as done:
+        main(["--version"])
+    assert done.value.code == 0 and capsys.readouterr().out.strip() == f"nflow-sim {nc.__version__}"
+
+
+def test_a_misspelled_limit_gets_a_suggestion(capsys):
+    with pytest.raises(SystemExit) as done:
+        main(["run", "d.json", "--limit", "max_step=10"])
+    err = capsys.readouterr().err
+    assert done.value.code == 2 and "did you mean 'max_steps'?" in err and "Traceback" not in err
+
+
+def test_a_closed_pipe_ends_quietly_as_cat_does(tmp_path):
+    """``nflow-sim run big.json | head``: the reader closes the pipe long before the result
+    (~2 MB of JSON) is written; the writer gets EPIPE (SIGPIPE is ignored in Python) and ends
+    with nothing on stderr and the status a shell shows for SIGPIPE."""
+    src = tmp_path / "big.json"
+    src.write_bytes(orjson.dumps(diagram([blk("s", "sine"), record()], [wire("s", "w")], dt=1e-4, duration=10.0)))
+    proc = subprocess.Popen([sys.executable, "-m", "nflow_compat", "run", str(src)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    assert proc.stdout.read(100).startswith(b'{"status":"ok"')
+    proc.stdout.close()                    # as head does once it has its lines
+    err = proc.stderr.read()
+    assert proc.wait(timeout=60) == 141
+    assert err == b""
