@@ -18,11 +18,13 @@ from pathlib import Path
 
 import orjson
 
-from . import api, formats, plot, shape, sweeps
+from . import api, formats, plotting, shape, sweeps
 from .blocks.handlers import supported_types
 from .blocks.fmi import block_entry, describe
 from .diagram import Limits
 from . import __version__
+from .engine.columns import columns
+from .result import Result
 from .errors import DiagramError, NFlowError, SimulationError, did_you_mean, out_of_memory
 from .formats import OutputError
 
@@ -303,21 +305,29 @@ def _fmu_block(args) -> int:
 
 
 def _plot(args) -> int:
+    """Draw a result file (or a diagram, run first) into ``-o`` and/or a window (``--show``)."""
     limits = args.limits
+    if not args.output and not args.show:
+        raise plotting.PlotError("plot_no_output", "plot needs -o IMAGE (a .png, .svg, .pdf ...) or --show")
     check_output(args.output)
-    plot.check_dpi(args.dpi)
-    doc = plot.load_json(_read(args.file, limits.max_input_bytes))
-    diagram = None
-    if plot.is_diagram(doc):   # a diagram: run it, then draw what it recorded
-        diagram = doc
-        doc = _run_with_progress(args, lambda bar: api.simulate(diagram, limits=limits, base_dir=_base_dir(args),
-                                                                 progress=bar))
-    elif args.diagram:         # the diagram a result came from: only to name its columns
-        diagram = api.load_json(_read(args.diagram, limits.max_input_bytes), limits=limits)
-    names = None
-    if diagram is not None:    # compiled (not run) to see what feeds each recorder
-        names = plot.channel_names(api.compile_plan(diagram, limits=limits, base_dir=_base_dir(args)))
-    info = plot.render(doc, args.output, title=args.title, dpi=args.dpi, names=names)
+    plotting.check_dpi(args.dpi)
+    doc = plotting.load_json(_read(args.file, limits.max_input_bytes))
+    if plotting.is_diagram(doc) or api.fixture_wrapped(doc):   # a diagram: run it, then draw what it recorded
+        result = _run_with_progress(args, lambda bar: api.run(doc, limits=limits, base_dir=_base_dir(args),
+                                                              progress=bar))
+    else:
+        doc = plotting.check_result(doc)
+        if args.diagram:       # the diagram a result came from: names its columns (a result without them)
+            diagram = api.unwrap_fixture(api.load_json(_read(args.diagram, limits.max_input_bytes), limits=limits))
+            base = args.base_dir or str(Path(args.diagram).resolve().parent)
+            doc["columns"] = columns(api.compile_plan(diagram, limits=limits, base_dir=base).recorded_signals)
+        result = Result(doc)
+    reference = Result(plotting.load_result(_read(args.compare, limits.max_input_bytes))) if args.compare else None
+    variables = [v for given in args.vars for v in given.split(",") if v] if args.vars else None
+    drawn = dict(variables=variables, overlay=args.overlay, reference=reference, title=args.title)
+    info = plotting.render(result, args.output, dpi=args.dpi, **drawn) if args.output else None
+    if args.show:
+        info = plotting.show(result, **drawn)
     _write(orjson.dumps({"status": "ok", "output": args.output, **info}).decode())
     return EXIT_OK
 
@@ -422,11 +432,17 @@ def _parser() -> argparse.ArgumentParser:
     plt = sub.add_parser("plot", help="draw a result (workspace variables and scopes against time, events "
                          "marked) into an image; needs matplotlib (extra 'plot')")
     plt.add_argument("file", help="a result JSON (from run or the pipe; '-' for stdin), or a diagram to run first")
-    plt.add_argument("-o", "--output", required=True, help="image file; format from the extension (.png .svg .pdf)")
+    plt.add_argument("-o", "--output", help="image file; format from the extension (.png .svg .pdf)")
+    plt.add_argument("--show", action="store_true", help="open the figure in a window (needs a display)")
+    plt.add_argument("--vars", action="append", metavar="NAMES", help="draw only these workspace variables and "
+                     "scopes (comma-separated; repeatable)")
+    plt.add_argument("--compare", metavar="RESULT", help="another result JSON, drawn dashed on the same panels")
+    plt.add_argument("--overlay", action="store_true", help="every signal on one panel")
     plt.add_argument("--title", help="figure title (default: a summary of the result)")
     plt.add_argument("--dpi", type=int, default=100, help="resolution of a raster image (10 to 1200)")
-    plt.add_argument("--diagram", metavar="FILE", help="the diagram the result came from: names each recorded "
-                     "column after the block feeding it (a diagram given as the input is used by itself)")
+    plt.add_argument("--diagram", metavar="FILE", help="the diagram a result without 'columns' came from: names "
+                     "each recorded column after the block feeding it (its paths relative to the diagram's "
+                     "directory, or --base-dir)")
     _add_common(plt, simulates=True, top=False)
     plt.set_defaults(func=_plot)
     p.set_defaults(func=_simulate, file=None, output=None)

@@ -139,9 +139,10 @@ def test_a_missing_pandas_is_a_typed_error(monkeypatch):
 def test_the_docstring_examples_run():
     import doctest
 
-    from nflow_compat import api, result
+    from nflow_compat import api, plotting, result
     finder, runner = doctest.DocTestFinder(), doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
-    tests = finder.find(result) + finder.find(api.run, "run", module=api, globs={})
+    tests = (finder.find(result) + finder.find(api.run, "run", module=api, globs={})
+             + finder.find(plotting.plot, "plot", module=plotting, globs={}))
     assert sum(len(t.examples) for t in tests) >= 10
     for test in tests:
         runner.run(test)

@@ -9,8 +9,8 @@ concatenating block makes (``Phases.parts``: mux, busCreator) is the signals of 
 inputs, recursively, a bus member's given name naming its part. An unconnected input is a
 column of its own. A signal's unit is its output port's (the manifest's ``outputUnits``;
 "" when it has none or comes through a block that changes it). ``attached``: for a signal
-of an acausal block (a sensor), the acausal blocks sharing a node with its pins, whose
-events concern it (``plot`` draws them on its panel).
+of an acausal block (a sensor), the physical blocks it senses, whose events concern it
+(``plot`` draws them on its panel).
 """
 from __future__ import annotations
 
@@ -80,20 +80,22 @@ class _Namer:
         return out
 
     def attached(self, index: int) -> tuple:
-        """The acausal blocks sharing a node with block ``index``'s pins (its own id left out)."""
+        """The physical blocks block ``index`` (a sensor) senses: the acausal blocks without
+        signal outputs on every node its pins are on (a relative sensor across a clutch: the
+        clutch), else on any of them."""
         block = self.blocks[index]
         if not block.type.acausal:
             return ()
         if self._attached is None:
             links = [((k.a, k.a_pin), (k.b, k.b_pin)) for k in self.plan.diagram.links]
-            node_of = join_pins(sorted({p for link in links for p in link}), links)
-            members: dict = {}
-            for (i, _), node in node_of.items():
-                members.setdefault(node, set()).add(i)
             self._attached = {}
-            for (i, _), node in node_of.items():
-                self._attached.setdefault(i, set()).update(members[node])
-        return tuple(sorted(self.blocks[j].id for j in self._attached.get(index, ()) if j != index))
+            for (i, _), node in join_pins(sorted({p for link in links for p in link}), links).items():
+                self._attached.setdefault(i, set()).add(node)
+        nodes = self._attached.get(index, set())
+        near = [j for j, theirs in self._attached.items() if j != index and theirs & nodes
+                and not self.blocks[j].outputs and not self.blocks[j].type.outputs]
+        every = [j for j in near if nodes <= self._attached[j]]
+        return tuple(sorted(self.blocks[j].id for j in (every or near)))
 
 
 def recorded_signals(plan) -> dict:

@@ -469,7 +469,7 @@ def test_each_fmi2_instance_keeps_its_own_log(fmus):
 
 
 def test_plots_label_an_fmu_event_by_its_kind():
-    from nflow_compat.plot import events
+    from nflow_compat.plotting import events
     assert events({"events": [{"t": 0.45, "block": "ball", "kind": "state_event", "indicators": [0]},
                               {"t": 0.7, "block": "m", "kind": "mode", "from": "stuck", "to": "forward"}]}) == \
-        [(0.45, "ball", "state_event"), (0.7, "m", "forward")]
+        [(0.45, "ball", "state_event", "state_event", ""), (0.7, "m", "forward", "mode", "stuck")]
