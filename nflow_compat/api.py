@@ -7,7 +7,8 @@ Keywords every entry point takes:
   paths confined to it. ``None`` (the default for the Python API): no file access at all;
   the CLI passes the diagram file's directory (``run``) or the current one (the pipe).
 * ``progress``: ``progress(done, total)`` called now and then during the run with the
-  grid points done so far (the CLI draws its progress bar with it).
+  grid points done so far (the CLI draws its progress bar with it); ``True`` draws a
+  ``tqdm.auto`` bar (a widget in Jupyter; ``nflow_compat.progress``).
 * ``params``: values for this run, by address (``"block.param"``, ``"variables.name"``, a
   JSON pointer into the diagram: ``nflow_compat.params``, the sweep spec's addressing),
   set into the validated diagram before it is compiled.
@@ -204,7 +205,8 @@ def _run(diagram: dict, limits: Limits | None, base_dir, progress, depth_checked
         parsed = validate(diagram, limits=limits, _depth_checked=depth_checked)
         if params:
             parsed = _binder(parsed, diagram, limits)(params)
-    return run_diagram(parsed, limits=limits, base_dir=base_dir, progress=progress)
+    with progress_bars.callback(progress, "samples") as call:
+        return run_diagram(parsed, limits=limits, base_dir=base_dir, progress=call)
 
 
 def simulate(diagram: dict, *, params: dict | None = None, limits: Limits | None = None, base_dir=None,
@@ -289,9 +291,8 @@ def run(diagram, *, params: dict | None = None, limits: Limits | None = None, ba
     [0.0, 1.0, 1.0, 1.0, 1.0]
     """
     doc, checked = _document(diagram, limits)
-    with progress_bars.callback(progress, "samples") as call:
-        return _or_out_of_memory(lambda: Result(_run(doc, limits, base_dir, call, depth_checked=checked,
-                                                     params=params)), "running the diagram")
+    return _or_out_of_memory(lambda: Result(_run(doc, limits, base_dir, progress, depth_checked=checked,
+                                                 params=params)), "running the diagram")
 
 
 def simulate_to(out, text, *, params: dict | None = None, allow_nan: bool = False, limits: Limits | None = None,

@@ -27,9 +27,9 @@ class Bar:
     """``bar(done, total)``: a ``tqdm.auto`` bar counting ``unit``, made at the first call
     after ``delay`` seconds; ``close()`` removes it."""
 
-    def __init__(self, unit: str, *, delay: float = DELAY, clock=time.monotonic):
+    def __init__(self, unit: str, *, delay: float | None = None, clock=time.monotonic):
         self.tqdm = _tqdm()
-        self.unit, self.delay, self.clock = unit, delay, clock
+        self.unit, self.delay, self.clock = unit, DELAY if delay is None else delay, clock
         self.started = clock()
         self.bar = None
 

@@ -15,6 +15,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
+from .. import progress as progress_bars
 from ..blocks import NOT_RUNNABLE, BlockIO, Phases
 from ..blocks.handlers import load_all
 from ..diagram import Diagram, Limits
@@ -192,10 +193,14 @@ class Plan:
         be cheap and must not touch the plan. Running out of memory is the SimulationError
         ``out_of_memory``.
 
+        ``progress=True`` draws a ``tqdm.auto`` bar (``nflow_compat.progress``).
+
         ``params``: values for this run only, by address (``"block.param"``,
         ``"variables.name"``, a JSON pointer; ``nflow_compat.params``): the run uses
         ``with_params(params)``, and this plan keeps its own values."""
-        return run_plan(self if not params else self.with_params(params), progress)
+        plan = self if not params else self.with_params(params)
+        with progress_bars.callback(progress, "samples") as call:
+            return run_plan(plan, call)
 
     def with_params(self, params: dict) -> Plan:
         """A plan of this diagram with ``params`` set anew (see ``run``), compiled from this

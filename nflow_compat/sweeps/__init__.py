@@ -6,6 +6,7 @@ is described in ``spec.py``, the stored layout in ``store.py``, the execution in
 """
 from __future__ import annotations
 
+from .. import progress as progress_bars
 from ..errors import SimulationError
 from .outcomes import LOST, TASK_FAILED, WORKER_LOST, Interrupted
 
@@ -24,13 +25,14 @@ def sweep(spec, client=None, *, output=None, scheduler=None, workers=None, batch
     ``output``: a directory (e.g. ``"results.parquet"``) the results go to batch by batch;
     calling again with the same spec and output runs only the runs missing there.
     Without ``output``, traces (if asked for) are in ``frame.attrs["traces"]``.
-    ``progress(done, total)`` is called with the runs done; ``limits``/``base_dir`` as for
-    ``simulate``. Ctrl-C raises ``Interrupted`` (a ``KeyboardInterrupt``) once pending
+    ``progress(done, total)`` is called with the runs done (``True``: a ``tqdm.auto`` bar,
+    a widget in Jupyter); ``limits``/``base_dir`` as for ``simulate``. Ctrl-C raises ``Interrupted`` (a ``KeyboardInterrupt``) once pending
     batches are cancelled; the finished ones are in ``output``."""
     try:
         from . import run
     except ImportError as exc:     # dask / pandas / pyarrow: the optional extra
         raise SimulationError("missing_dependency", f"sweeps need the 'sweep' extra (pip install "
                               f"'nflow-compat[sweep]'): {exc}") from None
-    return run.sweep(spec, client, output=output, scheduler=scheduler, workers=workers, batch_size=batch_size,
-                     limits=limits, base_dir=base_dir, progress=progress)
+    with progress_bars.callback(progress, "runs") as call:
+        return run.sweep(spec, client, output=output, scheduler=scheduler, workers=workers, batch_size=batch_size,
+                         limits=limits, base_dir=base_dir, progress=call)
