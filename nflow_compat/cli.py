@@ -221,7 +221,8 @@ def _simulate(args) -> int:
 
 def _validate(args) -> int:
     limits = args.limits
-    diagram = api.validate(api.load_json(_read(args.file, limits.max_input_bytes), limits=limits), limits=limits)
+    doc = api.unwrap_fixture(api.load_json(_read(args.file, limits.max_input_bytes), limits=limits))
+    diagram = api.validate(doc, limits=limits)
     _write(orjson.dumps({"status": "ok", "blocks": len(diagram.blocks), "connections":
                          len(diagram.wires) + len(diagram.links), "samples": diagram.n_samples}).decode())
     return EXIT_OK

@@ -129,6 +129,8 @@ def test_a_fixture_file_runs_as_its_diagram(tmp_path, capsys):
     assert main(["run", str(fixture)]) == 0
     result = orjson.loads(capsys.readouterr().out)
     assert result["status"] == "ok" and len(result["workspace"]["mass1.s"]) == 401
+    assert main(["validate", str(fixture)]) == 0
+    assert orjson.loads(capsys.readouterr().out)["samples"] == 401
 
 
 def test_validate(tmp_path, capsys):
