@@ -42,7 +42,9 @@ from typing import NamedTuple
 import numpy as np
 
 from .errors import NFlowError, did_you_mean
-from .result import Result, column_names, load_json as _load_json, check_result as _check_result
+from .result import Result, column_names, matrix, nan_for_null
+from .result import check_result as _check_result
+from .result import load_json as _load_json
 
 MAX_PANELS = 200            # a figure taller than this is not readable (nor renderable)
 MAX_SPLIT = 8               # without channel names, a variable this narrow gets a panel per column
@@ -109,37 +111,24 @@ def _as_result(result) -> Result:
 
 
 def _floats(values) -> np.ndarray | None:
-    """A float array (null -> NaN; +-inf -> NaN, which draws a gap); complex: its real part."""
+    """A float array to draw (null -> NaN; +-inf -> NaN, which draws a gap); complex: its real
+    part. None when ``values`` are not numbers."""
     try:
-        arr = np.array(values, dtype=complex if np.iscomplexobj(values) else float)
+        arr = np.asarray(nan_for_null(values) if isinstance(values, list) else values)
+        arr = (arr.real if arr.dtype.kind == "c" else arr).astype(float)
     except (TypeError, ValueError):
         return None
-    arr = arr.real.astype(float) if arr.dtype.kind == "c" else arr
     arr[~np.isfinite(arr)] = np.nan
     return arr
 
 
 def _matrix(values) -> np.ndarray | None:
-    """N x W from rows (or a flat list, one column)."""
-    arr = _floats(values)
-    if arr is None:
-        try:
-            arr = _floats(np.array(_nulls_to_nan(values), dtype=float))
-        except (TypeError, ValueError):
-            return None
-    if arr is None:
+    """N x W floats to draw from a recorded matrix (``result.matrix``), None if it is none."""
+    try:
+        arr = _floats(matrix(values))
+    except (TypeError, ValueError):
         return None
-    if arr.ndim == 1:
-        return arr.reshape(-1, 1)
-    return arr if arr.ndim == 2 else None
-
-
-def _nulls_to_nan(values):
-    if values is None:
-        return math.nan
-    if isinstance(values, list):
-        return [_nulls_to_nan(v) for v in values]
-    return values
+    return arr if arr is not None and arr.ndim == 2 else None
 
 
 # ----------------------------------------------------------------------------- panels

@@ -92,11 +92,11 @@ def check_result(doc, error=SimulationError) -> dict:
     return doc
 
 
-def _matrix(value) -> np.ndarray:
+def matrix(value) -> np.ndarray:
     """An N x W array from a recorded matrix: numpy (a run's) or JSON lists (a result file,
     null read as NaN), a complex one's ``{"real", "imag"}`` lanes joined."""
     if isinstance(value, dict) and "real" in value:
-        out = _matrix(value["real"]) + 1j * _matrix(value.get("imag", 0.0))
+        out = matrix(value["real"]) + 1j * matrix(value.get("imag", 0.0))
         return out
     if isinstance(value, np.ndarray):
         arr = value
@@ -106,7 +106,7 @@ def _matrix(value) -> np.ndarray:
         except (TypeError, ValueError):
             arr = np.array(value, dtype=object)
         if arr.dtype == object:
-            arr = np.array(_nan_for_null(value), dtype=float)
+            arr = np.array(nan_for_null(value), dtype=float)
     if arr.ndim == 0:
         arr = arr.reshape(1, 1)
     elif arr.ndim == 1:
@@ -114,11 +114,11 @@ def _matrix(value) -> np.ndarray:
     return arr
 
 
-def _nan_for_null(value):
+def nan_for_null(value):
     if value is None:
         return math.nan
     if isinstance(value, list):
-        return [_nan_for_null(v) for v in value]
+        return [nan_for_null(v) for v in value]
     return value
 
 
@@ -151,14 +151,14 @@ def column_names(name: str, width: int, signals) -> tuple:
 def _variable(name: str, value, grid: np.ndarray, signals) -> Variable:
     time, block = None, None
     if isinstance(value, dict) and "signals" in value:
-        values = _matrix(value["signals"].get("values", []))
+        values = matrix(value["signals"].get("values", []))
         recorded = value.get("time")
         fmt = "Structure With Time" if recorded is not None and len(recorded) else "Structure"
         if fmt == "Structure With Time":
-            time = np.asarray(_nan_for_null(recorded) if isinstance(recorded, list) else recorded, dtype=float)
+            time = np.asarray(nan_for_null(recorded) if isinstance(recorded, list) else recorded, dtype=float)
         block = value.get("blockName")
     else:
-        values, fmt = _matrix(value), "Array"
+        values, fmt = matrix(value), "Array"
     if time is None and values.shape[0] == grid.size:
         time = grid
     columns, units = column_names(name, values.shape[1], signals)
