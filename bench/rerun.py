@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import copy
 import json
-import random
 import sys
 import time
 
@@ -30,6 +29,7 @@ import numpy as np
 
 from .causal_chain import Ours as CausalOurs
 from .causal_chain import environment
+from .profiling import interleaved
 from .stick_slip import RESULTS, Ours, _loadavg
 
 
@@ -62,15 +62,7 @@ def bench_case(d: dict, block_id: str, param: str, value, repeats: int) -> dict:
     agree = _same(variant.run(), nc.compile_plan(written).run())
     pieces = {"with_params": lambda: plan.with_params(values), "compile_plan": lambda: nc.compile_plan(written),
               "run(params)": lambda: plan.run(params=values), "compile+run": lambda: nc.compile_plan(written).run()}
-    times = {name: [] for name in pieces}
-    order = list(pieces)
-    for _ in range(repeats):
-        random.shuffle(order)
-        for name in order:
-            started = time.perf_counter()
-            pieces[name]()
-            times[name].append(time.perf_counter() - started)
-    best = {name: min(v) for name, v in times.items()}
+    times, best = interleaved(pieces, repeats)
     return {"seconds": times, "min_s": best, "rebuilt_blocks": sorted(variant.rebuilt or []),
             "blocks": len(plan.diagram.blocks), "islands_lowered_again": variant.members is not plan.members,
             "agree": agree, "recompile_ratio": best["with_params"] / best["compile_plan"],
