@@ -1,11 +1,13 @@
 """nflow-compat: run Nelson nflow block diagrams (the JSON given to __nflow_simulate__)."""
-from .api import compile_plan, linmod, simulate, simulate_json, simulate_to, trim, validate
+from .api import compile_plan, linmod, run, simulate, simulate_json, simulate_to, trim, validate
 from .diagram import Limits
 from .errors import DiagramError, NFlowError, SimulationError
+from .plotting import plot
+from .result import Result
 from .sweeps import sweep
 
-__all__ = ["simulate_json", "simulate_to", "simulate", "validate", "compile_plan", "linmod", "trim", "sweep", "Limits",
-           "NFlowError", "DiagramError", "SimulationError"]
+__all__ = ["simulate_json", "simulate_to", "simulate", "run", "Result", "plot", "validate", "compile_plan",
+           "linmod", "trim", "sweep", "Limits", "NFlowError", "DiagramError", "SimulationError"]
 
 
 def __getattr__(name: str):

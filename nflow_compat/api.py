@@ -7,7 +7,11 @@ Keywords every entry point takes:
   paths confined to it. ``None`` (the default for the Python API): no file access at all;
   the CLI passes the diagram file's directory (``run``) or the current one (the pipe).
 * ``progress``: ``progress(done, total)`` called now and then during the run with the
-  grid points done so far (the CLI draws its progress bar with it).
+  grid points done so far (the CLI draws its progress bar with it); ``True`` draws a
+  ``tqdm.auto`` bar (a widget in Jupyter; ``nflow_compat.progress``).
+* ``params``: values for this run, by address (``"block.param"``, ``"variables.name"``, a
+  JSON pointer into the diagram: ``nflow_compat.params``, the sweep spec's addressing),
+  set into the validated diagram before it is compiled.
 
 Running out of memory anywhere (compiling, running, building or writing the result) is the
 SimulationError ``out_of_memory``.
@@ -18,21 +22,26 @@ import os
 import re
 from collections.abc import Callable
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any, BinaryIO, Sequence, Union
 
 import numpy as np
 import orjson
 
-from . import expr, results
+from . import expr, progress as progress_bars, results
 from .diagram import Diagram, Limits, parse
 from .engine import Plan
 from .engine import linearize
+from .params import Binder, json_copy
+from .result import Result
 from .errors import DiagramError, NFlowError, SimulationError, out_of_memory
 
 JSONText = Union[str, bytes, bytearray, memoryview]
 """Diagram JSON as text or its UTF-8 bytes (a leading byte order mark is skipped)."""
-Progress = Callable[[int, int], object]
-"""``progress(done, total)``: the grid points done so far and in all."""
+Progress = Union[Callable[[int, int], object], bool]
+"""``progress(done, total)``: the grid points done so far and in all; ``True``: a ``tqdm.auto`` bar."""
+Params = dict[str, Any]
+"""Values for one run by address: ``"block.param"``, ``"variables.name"`` or a JSON pointer."""
 BaseDir = Union[str, "os.PathLike[str]", None]
 """The directory file blocks and FMUs are confined to; ``None``: no file access."""
 
@@ -120,6 +129,18 @@ def check_depth(value, max_depth: int) -> None:
                 stack.append((item, deeper))
 
 
+def fixture_wrapped(doc) -> bool:
+    """Whether ``doc`` is a fixture file of this repository (``fixtures/...``: a title, a
+    provenance, the diagram under ``diagram``) rather than a diagram."""
+    return (isinstance(doc, dict) and "blocks" not in doc and "sampleTime" not in doc
+            and isinstance(doc.get("diagram"), dict) and "blocks" in doc["diagram"])
+
+
+def unwrap_fixture(doc):
+    """The diagram of a fixture file (``fixture_wrapped``), else ``doc`` itself."""
+    return doc["diagram"] if fixture_wrapped(doc) else doc
+
+
 def validate(diagram: dict[str, Any], *, limits: Limits | None = None, _depth_checked: bool = False) -> Diagram:
     """Check a decoded diagram without running it.
 
@@ -161,6 +182,10 @@ def validate(diagram: dict[str, Any], *, limits: Limits | None = None, _depth_ch
     block 'k' (gain) has no parameter 'gain'; did you mean 'Gain'?
     """
     lim = limits or Limits()
+    if fixture_wrapped(diagram):
+        raise DiagramError("missing_field", "the diagram needs 'blocks' and 'sampleTime': this is a fixture file, "
+                           "whose diagram is under 'diagram' (pass that; nflow_compat.run and nflow-sim run take "
+                           "the file as it is)", path="/blocks")
     blocks = diagram.get("blocks") if isinstance(diagram, dict) else None
     if isinstance(blocks, list) and len(blocks) > lim.max_blocks:   # before walking them all
         raise DiagramError("too_many_blocks", f"{len(blocks)} blocks (limit {lim.max_blocks})", path="/blocks")
@@ -217,16 +242,24 @@ def compile_plan(diagram: dict[str, Any], *, limits: Limits | None = None, base_
     >>> first, second = plan.run(), plan.run()
     >>> second["workspace"]["t"].ravel().tolist()
     [0.0, 0.5, 1.0]
+
+    ``plan.run(params={...})`` runs it with other values (see ``Plan.with_params``).
     """
     with expression_limits(limits), _typed_errors():
-        return _or_out_of_memory(lambda: build_plan(validate(diagram, limits=limits, _depth_checked=_depth_checked),
-                                                    limits=limits, base_dir=base_dir), "compiling the diagram")
+        parsed = validate(diagram, limits=limits, _depth_checked=_depth_checked)
+        return build_plan(parsed, limits=limits, base_dir=base_dir, binder=_binder(parsed, diagram, limits))
 
 
-def build_plan(diagram: Diagram, *, limits: Limits | None = None, base_dir=None) -> Plan:
+def build_plan(diagram: Diagram, *, limits: Limits | None = None, base_dir=None, binder=None) -> Plan:
     """The plan of an already validated ``Diagram`` (``validate``, ``diagram.with_params``)."""
     with expression_limits(limits), _typed_errors():
-        return _or_out_of_memory(lambda: Plan(diagram, limits, base_dir=base_dir), "compiling the diagram")
+        return _or_out_of_memory(lambda: Plan(diagram, limits, base_dir=base_dir, binder=binder),
+                                 "compiling the diagram")
+
+
+def _binder(parsed: Diagram, raw, limits: Limits | None) -> Binder:
+    """Per-run values for ``parsed``, whose decoded JSON is ``raw`` (kept as a private copy)."""
+    return Binder(parsed, orjson.dumps(json_copy(raw)), limits, lambda patched: validate(patched, limits=limits))
 
 
 def _or_out_of_memory(call, doing: str):
@@ -259,14 +292,18 @@ def _typed_errors():
                               f"{type(exc).__name__}: {exc}") from exc
 
 
-def _run(diagram: dict, limits: Limits | None, base_dir, progress, depth_checked: bool = False) -> dict:
+def _run(diagram: dict, limits: Limits | None, base_dir, progress, depth_checked: bool = False,
+         params: dict | None = None) -> dict:
     with expression_limits(limits), _typed_errors():
         parsed = validate(diagram, limits=limits, _depth_checked=depth_checked)
-    return run_diagram(parsed, limits=limits, base_dir=base_dir, progress=progress)
+        if params:
+            parsed = _binder(parsed, diagram, limits)(params)
+    with progress_bars.callback(progress, "samples") as call:
+        return run_diagram(parsed, limits=limits, base_dir=base_dir, progress=call)
 
 
-def simulate(diagram: dict[str, Any], *, limits: Limits | None = None, base_dir: BaseDir = None,
-             progress: Progress | None = None) -> dict[str, Any]:
+def simulate(diagram: dict[str, Any], *, params: Params | None = None, limits: Limits | None = None,
+             base_dir: BaseDir = None, progress: Progress | None = None) -> dict[str, Any]:
     """Run a decoded diagram and return what its recorders captured.
 
     The same run as ``simulate_json``, on a diagram already decoded into Python objects;
@@ -279,14 +316,17 @@ def simulate(diagram: dict[str, Any], *, limits: Limits | None = None, base_dir:
         The diagram as Nelson's ``jsonencode`` writes it, decoded: ``blocks``,
         ``connections``, ``sampleTime``, ``duration``, optionally ``solver``, ``variables``
         and the tolerances (``nflow-sim schema`` prints its JSON Schema).
+    params : dict, optional
+        Values for this run by address: ``"block.param"``, ``"variables.name"`` or a JSON
+        pointer (``"/blocks/0/params/Gain"``), as a sweep spec writes them.
     limits : Limits, optional
         The bounds of the run (default ``Limits()``); each exceeded bound is a typed error.
     base_dir : str or os.PathLike, optional
         The directory fileSource / fileSink / FMU paths are confined to; ``None`` (the
         default): no file access at all.
-    progress : callable, optional
+    progress : callable or bool, optional
         ``progress(done, total)``, called every few milliseconds of work with the grid
-        points done so far; it must be cheap.
+        points done so far; it must be cheap. ``True`` draws a ``tqdm.auto`` bar.
 
     Returns
     -------
@@ -322,12 +362,12 @@ def simulate(diagram: dict[str, Any], *, limits: Limits | None = None, base_dir:
     ...     print(err.code)
     too_many_steps
     """
-    return _or_out_of_memory(lambda: results.to_python(_run(diagram, limits, base_dir, progress)),
+    return _or_out_of_memory(lambda: results.to_python(_run(diagram, limits, base_dir, progress, params=params)),
                              "running the diagram and building its result")
 
 
-def simulate_json(text: JSONText, *, allow_nan: bool = False, limits: Limits | None = None,
-                  base_dir: BaseDir = None, progress: Progress | None = None) -> str:
+def simulate_json(text: JSONText, *, params: Params | None = None, allow_nan: bool = False,
+                  limits: Limits | None = None, base_dir: BaseDir = None, progress: Progress | None = None) -> str:
     """The drop-in for ``__nflow_simulate__``: diagram JSON text in, result JSON text out.
 
     Parameters
@@ -336,6 +376,9 @@ def simulate_json(text: JSONText, *, allow_nan: bool = False, limits: Limits | N
         The diagram JSON (``jsonencode(d)`` in Nelson); a UTF-8 byte order mark is skipped.
         Text over ``limits.max_input_bytes`` or nested deeper than ``limits.max_json_depth``
         is refused before it is parsed.
+    params : dict, optional
+        Values for this run by address: ``"block.param"``, ``"variables.name"`` or a JSON
+        pointer (``"/blocks/0/params/Gain"``), as a sweep spec writes them.
     allow_nan : bool, optional
         Write non-finite numbers as ``NaN`` / ``Infinity`` / ``-Infinity`` (not strict JSON)
         instead of ``null``.
@@ -343,8 +386,9 @@ def simulate_json(text: JSONText, *, allow_nan: bool = False, limits: Limits | N
         The bounds of the run (default ``Limits()``).
     base_dir : str or os.PathLike, optional
         The directory file blocks and FMUs are confined to; ``None``: no file access.
-    progress : callable, optional
-        ``progress(done, total)`` with the grid points done so far.
+    progress : callable or bool, optional
+        ``progress(done, total)`` with the grid points done so far; ``True`` draws a
+        ``tqdm.auto`` bar.
 
     Returns
     -------
@@ -369,12 +413,13 @@ def simulate_json(text: JSONText, *, allow_nan: bool = False, limits: Limits | N
     '{"status":"ok","time":[0.0,0.5,1.0],"wor'
     """
     doc = load_json(text, limits=limits)     # its depth is checked on the text, at C speed
-    return _or_out_of_memory(lambda: results.encode(_run(doc, limits, base_dir, progress, depth_checked=True),
-                                                    allow_nan=allow_nan), "running the diagram and writing its result")
+    return _or_out_of_memory(lambda: results.encode(_run(doc, limits, base_dir, progress, depth_checked=True,
+                                                         params=params), allow_nan=allow_nan),
+                             "running the diagram and writing its result")
 
 
-def simulate_to(out: BinaryIO, text: JSONText, *, allow_nan: bool = False, limits: Limits | None = None,
-                base_dir: BaseDir = None, progress: Progress | None = None) -> None:
+def simulate_to(out: BinaryIO, text: JSONText, *, params: Params | None = None, allow_nan: bool = False,
+                limits: Limits | None = None, base_dir: BaseDir = None, progress: Progress | None = None) -> None:
     """Run diagram JSON and write the result's JSON text to a binary stream, a piece at a time.
 
     The text is ``simulate_json``'s, but no more than 65,536 numbers are serialized at once,
@@ -388,14 +433,18 @@ def simulate_to(out: BinaryIO, text: JSONText, *, allow_nan: bool = False, limit
         ``io.BytesIO``.
     text : str or bytes
         The diagram JSON.
+    params : dict, optional
+        Values for this run by address: ``"block.param"``, ``"variables.name"`` or a JSON
+        pointer (``"/blocks/0/params/Gain"``), as a sweep spec writes them.
     allow_nan : bool, optional
         Write non-finite numbers as ``NaN`` / ``Infinity`` instead of ``null``.
     limits : Limits, optional
         The bounds of the run (default ``Limits()``).
     base_dir : str or os.PathLike, optional
         The directory file blocks and FMUs are confined to; ``None``: no file access.
-    progress : callable, optional
-        ``progress(done, total)`` with the grid points done so far.
+    progress : callable or bool, optional
+        ``progress(done, total)`` with the grid points done so far; ``True`` draws a
+        ``tqdm.auto`` bar.
 
     Raises
     ------
@@ -419,8 +468,81 @@ def simulate_to(out: BinaryIO, text: JSONText, *, allow_nan: bool = False, limit
     [[0.0], [0.5], [1.0], [1.5], [2.0]]
     """
     doc = load_json(text, limits=limits)
-    _or_out_of_memory(lambda: results.write_json(_run(doc, limits, base_dir, progress, depth_checked=True), out,
+    _or_out_of_memory(lambda: results.write_json(_run(doc, limits, base_dir, progress, depth_checked=True,
+                                                      params=params), out,
                                                  allow_nan=allow_nan), "running the diagram and writing its result")
+
+
+def _document(diagram, limits: Limits | None) -> tuple:
+    """(decoded diagram, whether its depth is checked) of what ``run`` was given: a dict, JSON
+    text (str or bytes), or a file (a path: ``os.PathLike``, or a str that is not JSON text);
+    a fixture file's diagram is taken from it."""
+    if isinstance(diagram, dict):
+        return unwrap_fixture(diagram), False
+    if isinstance(diagram, str) and not diagram.lstrip("\ufeff \t\r\n").startswith(("{", "[")):
+        diagram = Path(diagram)
+    if isinstance(diagram, os.PathLike):
+        lim = limits or Limits()
+        try:
+            with open(diagram, "rb") as fh:
+                diagram = fh.read(lim.max_input_bytes + 1)
+        except OSError as exc:
+            raise DiagramError("unreadable_input", f"cannot read {os.fspath(diagram)}: {exc.strerror}") from None
+    return unwrap_fixture(load_json(diagram, limits=limits)), True
+
+
+def run(diagram: dict[str, Any] | JSONText | os.PathLike[str], *, params: Params | None = None,
+        limits: Limits | None = None, base_dir: BaseDir = None, progress: Progress | None = None) -> Result:
+    """Run a diagram and return its ``Result``: numpy arrays with named columns, pandas and
+    xarray views, events as a DataFrame.
+
+    Parameters
+    ----------
+    diagram : dict, str, bytes or os.PathLike
+        The decoded diagram; its JSON text; or the path of its JSON file (a str that is not
+        JSON text is a path). A fixture file of this repository (``fixtures/...``, the
+        diagram under ``diagram``) is taken as its diagram.
+    params : dict, optional
+        Values for this run by address: ``"block.param"``, ``"variables.name"`` or a JSON
+        pointer (``"/blocks/0/params/Gain"``), as a sweep spec writes them.
+    limits : Limits, optional
+        The bounds of the run (the guide's "Limits"); each is a typed error.
+    base_dir : str or os.PathLike, optional
+        The directory fileSource, fileSink and FMU paths are confined to; without it the
+        run touches no file (a file path given as ``diagram`` does not change that).
+    progress : callable or bool, optional
+        ``progress(done, total)`` called with the grid points done; ``True`` draws a bar
+        with ``tqdm.auto`` (a widget in Jupyter, text on a terminal; the extra
+        ``notebook``), shown once the run has lasted a second.
+
+    Returns
+    -------
+    Result
+        ``.time``, ``.workspace[name]`` (N x W numpy arrays), ``.columns``, ``.units``,
+        ``.events``, ``.warnings``, ``.stats``; ``to_pandas()``, ``to_xarray()``.
+
+    Raises
+    ------
+    DiagramError
+        The diagram (or a params address or value) is wrong.
+    SimulationError
+        It could not be run to the end.
+
+    Examples
+    --------
+    >>> import nflow_compat as nc
+    >>> d = {"blocks": [{"id": "step", "type": "step", "params": {"Time": 0.5}},
+    ...                 {"id": "w", "type": "toWorkspace", "params": {"VariableName": "u", "SaveFormat": "Array"}}],
+    ...      "connections": [{"from": "step", "to": "w"}], "sampleTime": 0.25, "duration": 1.0}
+    >>> result = nc.run(d, params={"step.Time": 0.25})
+    >>> result.workspace["u"].ravel().tolist()
+    [0.0, 1.0, 1.0, 1.0, 1.0]
+    >>> result.to_pandas()["u"].tolist()
+    [0.0, 1.0, 1.0, 1.0, 1.0]
+    """
+    doc, checked = _document(diagram, limits)
+    return _or_out_of_memory(lambda: Result(_run(doc, limits, base_dir, progress, depth_checked=checked,
+                                                 params=params)), "running the diagram")
 
 
 def linmod(diagram: dict[str, Any], x0: Sequence[float] | None = None, u0: Sequence[float] | None = None, *,

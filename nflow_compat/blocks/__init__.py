@@ -70,6 +70,12 @@ class Phases:
     linear: dict | None = None
     of_state: dict | None = None
     bulk: BulkRecord | None = None  # a recorder's AFTER_STEP over many steps at once
+    # What the result says of the columns (engine.columns): ``records``, a recorder's (section,
+    # key) in the result, under which its declared inputs are recorded in port order;
+    # ``parts``, output 0 is the declared inputs concatenated, per input the name of its
+    # part (None: named after the block driving it)
+    records: tuple | None = None
+    parts: tuple | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -214,8 +220,8 @@ def param_width(name: str):
 class BlockIO:
     """What a handler sees of its block: params, slots into the signal store, context."""
 
-    __slots__ = ("block", "id", "params", "S", "ctx", "ins", "in_widths", "outs", "out_widths", "variables",
-                 "physical", "solver", "slot_of", "block_ids")
+    __slots__ = ("block", "id", "params", "S", "ctx", "ins", "in_widths", "outs", "out_widths", "_variables",
+                 "read_variables", "physical", "solver", "slot_of", "block_ids")
 
     def __init__(self, block, S, ctx, ins, in_widths, outs, out_widths, variables=None, physical=None,
                  solver="discrete", slot_of=None, block_ids=()):
@@ -224,7 +230,8 @@ class BlockIO:
         self.slot_of = slot_of or (lambda block_id, port: None)  # another block's output slot (bindings)
         self.solver = solver               # the diagram's solver: continuous blocks integrate under it
         self.physical = physical           # acausal blocks: their share of a lowered island
-        self.variables = variables or {}   # the diagram's variables (name -> float or array)
+        self._variables = variables or {}  # the diagram's variables (name -> float or array)
+        self.read_variables = False        # whether the handler read them (new values rebuild it)
         self.id = block.id
         self.params = block.params
         self.S = S
@@ -233,6 +240,14 @@ class BlockIO:
         self.in_widths = in_widths    # 0 when unconnected
         self.outs = outs
         self.out_widths = out_widths
+
+    @property
+    def variables(self) -> dict:
+        """The diagram's variables (name -> float or array), for a handler that evaluates
+        expressions itself; reading them marks the block as depending on them, so a plan
+        run with new variables (``Plan.with_params``) builds it again."""
+        self.read_variables = True
+        return self._variables
 
     @property
     def declared_ins(self) -> list:

@@ -116,8 +116,9 @@ def read_description(path: Path, name: str, where: dict):
     if version != "2.0" and not version.startswith("3."):
         raise DiagramError("fmu_version", f"FMU {name!r} is FMI {version}; only FMI 2.0 and 3.0 are supported",
                            **where)
+    read = _fmpy().read_model_description     # fmi_unavailable before FMPy's own errors
     try:
-        return _fmpy().read_model_description(str(path), validate=True)
+        return read(str(path), validate=True)
     except Exception as exc:   # FMPy's schema and consistency checks: any of its exceptions
         raise DiagramError("fmu_invalid", f"FMU {name!r} has an invalid modelDescription.xml: {exc}",
                            **where) from None
@@ -156,10 +157,21 @@ def describe(path: Path) -> dict:
         "scheduledExecution": md.scheduledExecution is not None,
         "numberOfContinuousStates": md.numberOfContinuousStates,
         "numberOfEventIndicators": md.numberOfEventIndicators,
+        "generationTool": md.generationTool or "", "generationDateAndTime": md.generationDateAndTime or "",
+        "platforms": _fmpy().fmpy.supported_platforms(str(path)),
+        "defaultExperiment": {key: _number(getattr(md.defaultExperiment, key, None))
+                              for key in ("startTime", "stopTime", "tolerance", "stepSize")},
+        "units": [u.name for u in md.unitDefinitions],
         "variables": [{"name": v.name, "valueReference": v.valueReference, "causality": v.causality,
                        "variability": v.variability, "type": v.type, "start": _start(v),
+                       "unit": v.unit or getattr(v.declaredType, "unit", None) or "",
                        "description": v.description or ""} for v in variables(md)],
     }
+
+
+def _number(text):
+    """A model description's number attribute as a float (None when absent)."""
+    return None if text is None else float(text)
 
 
 def block_entry(path: Path, type_name: str | None = None, path_param: str | None = None) -> dict:

@@ -10,6 +10,7 @@ import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from .. import progress as progress_bars
 from ..diagram import Limits
 from ..errors import SimulationError
 from ..extras import install_hint
@@ -25,7 +26,7 @@ __all__ = ["LOST", "TASK_FAILED", "WORKER_LOST", "Interrupted", "sweep"]
 def sweep(spec: dict[str, Any] | str | os.PathLike[str], client: Client | None = None, *,
           output: str | os.PathLike[str] | None = None, scheduler: str | None = None, workers: int | None = None,
           batch_size: int | None = None, limits: Limits | None = None, base_dir: str | os.PathLike[str] | None = None,
-          progress: Callable[[int, int], object] | None = None) -> pandas.DataFrame:
+          progress: Callable[[int, int], object] | bool | None = None) -> pandas.DataFrame:
     """Run every variant of one diagram that ``spec`` describes, on Dask.
 
     Needs the ``sweep`` extra (Dask distributed, pandas, pyarrow). A failing run (a
@@ -59,8 +60,9 @@ def sweep(spec: dict[str, Any] | str | os.PathLike[str], client: Client | None =
     base_dir : str or os.PathLike, optional
         The directory file blocks may use; default the diagram file's directory, else the
         spec file's, else none (no file access, as for ``simulate``).
-    progress : callable, optional
-        ``progress(done, total)``, called with the runs done so far.
+    progress : callable or True, optional
+        ``progress(done, total)``, called with the runs done so far; ``True`` draws a
+        ``tqdm.auto`` bar (a widget in Jupyter).
 
     Returns
     -------
@@ -102,5 +104,6 @@ def sweep(spec: dict[str, Any] | str | os.PathLike[str], client: Client | None =
     except ImportError as exc:     # dask / pandas / pyarrow: the optional extra
         raise SimulationError("missing_dependency", f"sweeps need the 'sweep' extra ({exc}); "
                               f"{install_hint('sweep')}") from None
-    return run.sweep(spec, client, output=output, scheduler=scheduler, workers=workers, batch_size=batch_size,
-                     limits=limits, base_dir=base_dir, progress=progress)
+    with progress_bars.callback(progress, "runs") as call:
+        return run.sweep(spec, client, output=output, scheduler=scheduler, workers=workers, batch_size=batch_size,
+                         limits=limits, base_dir=base_dir, progress=call)
