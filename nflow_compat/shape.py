@@ -42,7 +42,7 @@ from jsonschema.validators import extend
 from .errors import DiagramError, did_you_mean, pointer
 from .expr import MAX_LENGTH
 from .manifests import BlockType, ParamSpec, block_types
-from .normalize import MAX_PORTS, SOLVERS, unset
+from .normalize import MAX_PORTS, SOLVERS, solver_hint, unset
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 DIAGRAM_FILE = "diagram.schema.json"
@@ -760,7 +760,7 @@ _MESSAGES = {
     "missing_field": lambda p, shown, value, limit: f"the diagram needs '{p.key}'",
     **dict.fromkeys(("bad_" + key.lower() for key in _TIMES), _not_positive),
     "unknown_solver": lambda p, shown, value, limit: f"unknown solver {shown} (known: {', '.join(SOLVERS)})"
-    + (did_you_mean(value, SOLVERS) if isinstance(value, str) else ""),
+    + (solver_hint(value) if isinstance(value, str) else ""),
     "bad_variable": lambda p, shown, value, limit: f"variable name {shown} is not an identifier",
     "missing_id": lambda p, shown, value, limit: "every block needs a non-empty string 'id'",
     "missing_type": lambda p, shown, value, limit: f"block {p.block!r} needs a string 'type'",
@@ -773,7 +773,8 @@ _MESSAGES = {
         f"parameter {p.key!r} must be {_KIND_TEXT[p.spec.kind]}, got {shown}"),
     "param_value": lambda p, shown, value, limit: f"parameter {p.key!r} must be one of {list(p.spec.enum)}, got "
     f"{shown}" + did_you_mean(str(value), [str(e) for e in p.spec.enum]),
-    "param_range": lambda p, shown, value, limit: f"parameter {p.key!r} must be {_bounds(p.spec)}, got {shown}",
+    "param_range": lambda p, shown, value, limit: f"parameter {p.key!r} must be {_bounds(p.spec)}, got {shown}"
+    + (f": {p.spec.reason}" if p.spec.reason else ""),
     "bad_expression": lambda p, shown, value, limit: f"cannot evaluate {shown}: it holds a character no expression "
                                                      "has",
     "expression_too_long": lambda p, shown, value, limit: f"expression of {len(value)} characters (limit {limit})",

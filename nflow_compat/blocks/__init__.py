@@ -17,6 +17,7 @@ import numpy as np
 
 from ..errors import DiagramError
 from ..generated import run_generated
+from ..normalize import SOLVERS
 from ..parts import Part
 
 Fn = Callable[[], None]
@@ -69,6 +70,12 @@ class Phases:
     linear: dict | None = None
     of_state: dict | None = None
     bulk: BulkRecord | None = None  # a recorder's AFTER_STEP over many steps at once
+    # What the result says of the columns (engine.columns): ``records``, a recorder's (section,
+    # key) in the result, under which its declared inputs are recorded in port order;
+    # ``parts``, output 0 is the declared inputs concatenated, per input the name of its
+    # part (None: named after the block driving it)
+    records: tuple | None = None
+    parts: tuple | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,6 +140,15 @@ class Handler:
     # its part in a linearization (``engine.linearize``): ``model_port(block)`` is "input"
     # (a model input, nflow's external-port labelSource), "output" (a labelSink) or None
     model_port: Callable | None = None
+    # how it runs under the diagram's solver (the block reference prints it; tests/test_docs.py
+    # checks it against compiled plans): ``solvers``, the ones it runs under (another is an
+    # error of its build); ``solver_role``: "state", its continuous state is the solver's under
+    # ode4/ode45/dae (parts.SOLVER_OWNED) and nflow's fixed-step update's under discrete/ode1;
+    # "crossings", its switching points are zero-crossing surfaces under those solvers;
+    # "algebraic", its output is an algebraic unknown of the solver; "part", it is a part of
+    # the solver's system under every solver (a model-exchange FMU)
+    solvers: tuple = SOLVERS
+    solver_role: str | None = None
 
 
 REGISTRY: dict[str, Handler] = {}
@@ -153,7 +169,8 @@ def block(type_name: str, *, widths=None, feedthrough=True, complex=REAL_ONLY, *
     returning one of those. ``complex`` is the type's ``(accepts, output)`` complex
     support (see ``ComplexSupport``; default: real inputs only, real outputs). ``declared``:
     the further ``Handler`` fields the engine reads (``pure``, ``reads_after_step``,
-    ``prepare``, the execution-group roles)."""
+    ``prepare``, the execution-group roles) and those that say how it runs under the
+    solvers (``solvers``, ``solver_role``)."""
     support = ComplexSupport(*complex)
     if support.output not in (-1, 0, 1):
         raise ValueError(f"{type_name}: complex output must be -1, 0 or 1, not {support.output!r}")
@@ -203,8 +220,8 @@ def param_width(name: str):
 class BlockIO:
     """What a handler sees of its block: params, slots into the signal store, context."""
 
-    __slots__ = ("block", "id", "params", "S", "ctx", "ins", "in_widths", "outs", "out_widths", "variables",
-                 "physical", "solver", "slot_of", "block_ids")
+    __slots__ = ("block", "id", "params", "S", "ctx", "ins", "in_widths", "outs", "out_widths", "_variables",
+                 "read_variables", "physical", "solver", "slot_of", "block_ids")
 
     def __init__(self, block, S, ctx, ins, in_widths, outs, out_widths, variables=None, physical=None,
                  solver="discrete", slot_of=None, block_ids=()):
@@ -213,7 +230,8 @@ class BlockIO:
         self.slot_of = slot_of or (lambda block_id, port: None)  # another block's output slot (bindings)
         self.solver = solver               # the diagram's solver: continuous blocks integrate under it
         self.physical = physical           # acausal blocks: their share of a lowered island
-        self.variables = variables or {}   # the diagram's variables (name -> float or array)
+        self._variables = variables or {}  # the diagram's variables (name -> float or array)
+        self.read_variables = False        # whether the handler read them (new values rebuild it)
         self.id = block.id
         self.params = block.params
         self.S = S
@@ -222,6 +240,14 @@ class BlockIO:
         self.in_widths = in_widths    # 0 when unconnected
         self.outs = outs
         self.out_widths = out_widths
+
+    @property
+    def variables(self) -> dict:
+        """The diagram's variables (name -> float or array), for a handler that evaluates
+        expressions itself; reading them marks the block as depending on them, so a plan
+        run with new variables (``Plan.with_params``) builds it again."""
+        self.read_variables = True
+        return self._variables
 
     @property
     def declared_ins(self) -> list:

@@ -102,7 +102,7 @@ def _edge_rule(kind: str):
     return lambda prev, cur: (prev <= 0.0 and cur > 0.0) or (prev >= 0.0 and cur < 0.0)
 
 
-@block("integrator", widths=_integrator_width, feedthrough=_feedthrough_ports)
+@block("integrator", widths=_integrator_width, feedthrough=_feedthrough_ports, solver_role="state")
 def integrator(io):
     """Forward-Euler integrator with optional saturation, external reset and external
     initial condition (nflow's fixed-step rule):
@@ -406,7 +406,7 @@ def _tf_feedthrough(block) -> bool:
     return tf.n == 0 or tf.D != 0.0
 
 
-@block("tf", feedthrough=_tf_feedthrough)
+@block("tf", feedthrough=_tf_feedthrough, solver_role="state")
 def tf(io):
     """Continuous transfer function Numerator(s)/Denominator(s) in controller canonical
     form (see ``TransferFunction``), integrated by one classical RK4 step per dt with the
@@ -500,7 +500,7 @@ def _ss_feedthrough(block) -> bool:
     return bool(np.any(np.asarray(block.params.get("D", 0.0), dtype=float) != 0.0))
 
 
-@block("stateSpace", widths=_ss_width, feedthrough=_ss_feedthrough)
+@block("stateSpace", widths=_ss_width, feedthrough=_ss_feedthrough, solver_role="state")
 def state_space(io):
     """x' = A x + B u, y = C x + D u with A nx x nx, B nx x nu, C ny x nx, D ny x nu
     (row-major; nx = round(sqrt(len(A))), nu = the input width, ny = len(C)/nx; short
@@ -555,7 +555,7 @@ def _cutoff(io) -> float:
     return 2.0 * math.pi * max(0.0, fc)
 
 
-@block("lpf", feedthrough=False)
+@block("lpf", feedthrough=False, solver_role="state")
 def lpf(io):
     """First-order low-pass x' = wc (u - x), wc = 2*pi*Cutoff, by forward Euler in UPDATE:
     x += dt*wc*(u - x); the output is x from before the step (0 at the first sample), so
@@ -586,7 +586,7 @@ def lpf(io):
     return Phases(init=init, output=output, update=update, continuous=w)
 
 
-@block("hpf", feedthrough=False)
+@block("hpf", feedthrough=False, solver_role="state")
 def hpf(io):
     """First-order high-pass, the complement of lpf's state: UPDATE x += dt*wc*(u - x) and
     latches u - x (with the updated x); OUTPUT emits that latch, so y[k] = u[k-1] - x[k]
@@ -656,7 +656,7 @@ def derivative(io):
     return Phases(init=init, algebraic=algebraic, update=update)
 
 
-@block("pid", feedthrough=True)
+@block("pid", feedthrough=True, solver_role="state")
 def pid(io):
     """y = P u + I clamp(s + u dt) + D d, with s the integral committed so far (so the
     output includes this step's contribution) clamped to [LowerSaturationLimit,
@@ -840,7 +840,12 @@ def _constraint_width(block, in_widths):
     return [1] * block.outputs
 
 
-@block("constraint", widths=_constraint_width, feedthrough=False)
+# nflow rejects the constraint block under other solvers too (it has no fixed-step meaning)
+CONSTRAINT_SOLVERS = ("dae",)
+
+
+@block("constraint", widths=_constraint_width, feedthrough=False, solvers=CONSTRAINT_SOLVERS,
+       solver_role="algebraic")
 def constraint(io):
     """Algebraic constraint: the output z is an algebraic state chosen so that the input g
     (the residual, normally built from z and the rest of the diagram) is 0, making the
@@ -855,7 +860,7 @@ def constraint(io):
     of the input (a wider input is warned about); an unconnected input is a residual of 0,
     so z stays at InitialCondition. z is emitted in OUTPUT; the block does not feed its
     input through, so z -> g -> constraint is not an algebraic loop."""
-    if io.solver != "dae":
+    if io.solver not in CONSTRAINT_SOLVERS:
         io.fail("constraint_needs_dae", f"an algebraic constraint needs the differential-algebraic solver: set "
                 f"the diagram's \"solver\" to \"dae\" (it is {io.solver!r}); nflow rejects it under other "
                 "solvers too")

@@ -55,7 +55,7 @@ def _nonneg(value: float) -> float:
 
 # ----------------------------------------------------------------------------- memoryless
 
-@block("saturation")
+@block("saturation", solver_role="crossings")
 def saturation(io):
     """y = min(max(u, LowerLimit), UpperLimit) element-wise. As in nflow a NaN limit is no
     limit, a NaN input stays NaN, and LowerLimit > UpperLimit gives UpperLimit."""
@@ -80,7 +80,7 @@ def saturation(io):
                                constants={"lo": lo, "hi": hi}))
 
 
-@block("deadZone")
+@block("deadZone", solver_role="crossings")
 def dead_zone(io):
     """u - LowerValue below the band, u - UpperValue above it, 0 inside (and for NaN)."""
     lo, hi = io.params["LowerValue"], io.params["UpperValue"]

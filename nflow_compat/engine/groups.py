@@ -24,6 +24,8 @@ from .context import GroupState, call_all, gate_table
 
 ITERATED = ("functionCall", "forIterator", "whileIterator")
 _COUNTED = ("functionCall", "forIterator")    # their passes per step are known before the run
+# nflow rejects continuous solvers for function-call subsystems (the block reference says so)
+FUNCTION_CALL_SOLVERS = ("discrete",)
 
 
 class _GuardedPart:
@@ -186,7 +188,7 @@ class _Compiler:
         for g in groups:
             if g.kind != "functionCall":
                 continue
-            if self.plan.diagram.solver != "discrete":
+            if self.plan.diagram.solver not in FUNCTION_CALL_SOLVERS:
                 raise DiagramError("unsupported_solver", f"function-call subsystem {g.id!r} runs under the "
                                    f"'discrete' solver only (nflow rejects continuous solvers for them), not "
                                    f"{self.plan.diagram.solver!r}", path="/solver", block=g.id)

@@ -10,6 +10,7 @@ import numpy as np
 
 from .. import run_warnings
 from ..errors import NFlowError, SimulationError, clip_message, out_of_memory
+from .columns import columns
 from .context import blamed, call, call_all
 from .fixed_step import run_fixed_step
 from .solver_driven import run_solver_driven
@@ -99,7 +100,8 @@ def _failure(plan, exc: Exception) -> SimulationError:
 
 def run_result(plan, steps: int, wall: float) -> dict:
     """The result dict of a run of ``steps`` grid points: time, what each block's ``result``
-    gives (workspace, scopes, files), events, stats and warnings."""
+    gives (workspace, scopes, files), events, stats, warnings and what the recorded columns
+    are (``columns``, last)."""
     dt = plan.diagram.sample_time
     out = {"status": "ok", "time": np.arange(steps) * dt, "workspace": {}, "scopes": {},
            "events": list(plan.ctx.events),
@@ -117,6 +119,7 @@ def run_result(plan, steps: int, wall: float) -> dict:
                                                 f"block {b.id!r} (the later one) wins"))
         entries[key] = value
     out["warnings"] += [clip_message(w) for w in plan.ctx.warnings[noted:]]   # noted by result()
+    out["columns"] = columns(plan.recorded_signals)
     return out
 
 

@@ -304,6 +304,9 @@ class IdealOpAmp(Element):
     """The nullor: in_p.v = in_n.v, no input currents, the output current is free and
     returns through the (implicit) ground."""
     type_name, pins, unknowns = "IdealOpAmp", ("in_p", "in_n", "out"), ("i_out",)
+    unmatched = ("opamp_no_feedback", "an ideal op-amp without feedback: nothing leads from its output back to its "
+                 "inputs, so its output current is free while the rest of the circuit already decides both input "
+                 "potentials, which the op-amp holds equal (connect its output to in_n through the feedback network)")
 
     def stamp(self, s):
         s.flow("out", [(s.x("i_out"), 1.0)])

@@ -312,7 +312,11 @@ def _reader(domain: str, kind: str, parts: list, refs: list) -> Reader:
         def read():
             return value(pa, fa) - value(pb, fb)
     linear = linear_reader(parts, [part.island.probe_linear(absolute, ref) for part, ref in zip(parts, refs)])
-    return Reader(read, pure=linear is not None, linear=linear)
+    # a value read from the solution (a massless flange, a prescribed speed) may follow what
+    # drives its island right now: read after the blocks writing it
+    reads = () if linear is not None else tuple(sorted({slot for part, ref in zip(parts, refs) for k, slot in part.feeds
+                                                        if k in part.island.probe_inputs(absolute, ref)}))
+    return Reader(read, pure=linear is not None, linear=linear, reads=reads)
 
 
 def linear_reader(parts: list, terms: list):

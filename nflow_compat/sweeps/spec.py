@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,13 +36,11 @@ from jsonschema.exceptions import best_match
 from .. import api
 from ..diagram import Diagram, Limits
 from ..errors import DiagramError, NFlowError, did_you_mean, pointer
-from ..flatten import ROUTING_PARAMS
+from ..params import address, json_copy
 from . import expand, reductions
 from .schema import sweep_schema
 
-VARIABLES = "variables."
 EVENTS = "events."                                     # event counts: columns "events.<kind>"
-_TOP_LEVEL_BLOCK = re.compile(r"/blocks(?:/\d+)?")   # a block's path outside any subsystem
 _RECORDER = "toWorkspace"                              # the block type whose VariableName outputs name
 
 
@@ -146,108 +143,6 @@ def _located(err: NFlowError, prefix: str | None, file: Path | None) -> NFlowErr
     return type(err)(err.code, err.message, path=path, block=err.block, param=err.param, **extra)
 
 
-def tokens(ptr: str) -> list:
-    """The reference tokens of JSON pointer ``ptr`` (RFC 6901)."""
-    return [t.replace("~1", "/").replace("~0", "~") for t in ptr.split("/")[1:]]
-
-
-def _step(node, token):
-    """The child ``token`` names in ``node``, or KeyError."""
-    if isinstance(node, dict):
-        return node[token]
-    if isinstance(node, list) and token.isdigit() and int(token) < len(node):
-        return node[int(token)]
-    raise KeyError(token)
-
-
-def set_pointer(doc, ptr: str, value) -> None:
-    """Set what ``ptr`` names in ``doc`` (its parent exists: ``_check_pointer``)."""
-    *head, last = tokens(ptr)
-    node = doc
-    for token in head:
-        node = _step(node, token)
-    if isinstance(node, list):
-        node[int(last)] = value
-    else:
-        node[last] = value
-
-
-def _check_pointer(raw: dict, ptr: str, where: str) -> None:
-    *head, last = tokens(ptr) or [None]
-    if last is None:
-        raise DiagramError("bad_pointer", "the pointer names the whole diagram, not a value in it", path=where)
-    node = raw
-    for depth, token in enumerate(head):
-        try:
-            node = _step(node, token)
-        except KeyError:
-            raise DiagramError("bad_pointer", f"the diagram has nothing at {pointer(*head[:depth + 1])!r}",
-                               path=where) from None
-    if isinstance(node, list) and not (last.isdigit() and int(last) < len(node)):
-        raise DiagramError("bad_pointer", f"{ptr!r}: index {last!r} is not in the array", path=where)
-    if not isinstance(node, (dict, list)):
-        raise DiagramError("bad_pointer", f"{ptr!r}: its parent is not an object or array", path=where)
-
-
-def _block_param(block, given: str, where: str) -> str:
-    """The parameter ``given`` (a name or an alias) of ``block``, by its canonical name."""
-    name = block.type.aliases.get(given, given)
-    if name not in block.type.params:
-        raise DiagramError("unknown_param", f"block {block.id!r} ({block.type.type}) has no parameter {given!r}"
-                           + did_you_mean(given, block.type.params), path=where, block=block.id, param=given)
-    return name
-
-
-def _address(name: str, raw: dict, diagram: Diagram, where: str) -> tuple:
-    """(JSON pointer, (block index, param) or None) of the swept parameter ``name``."""
-    if name.startswith("/"):
-        ptr = name
-    elif name.startswith(VARIABLES):
-        variable = name[len(VARIABLES):]
-        if variable not in diagram.variables:
-            raise DiagramError("unknown_variable", f"the diagram has no variable {variable!r}"
-                               + did_you_mean(variable, diagram.variables), path=where)
-        ptr = pointer("variables", variable)
-    else:
-        block_id, dot, given = name.rpartition(".")
-        blocks = {b.id: b for b in diagram.blocks}
-        if not dot or block_id not in blocks:
-            hint = did_you_mean(block_id, blocks) if dot else ""
-            raise DiagramError("unknown_block" if dot else "bad_address",
-                               f"{name!r} is not 'block.param' of a block in the diagram, 'variables.name' or "
-                               f"a JSON pointer" + hint, path=where)
-        block = blocks[block_id]
-        param = _block_param(block, given, where)
-        raw_block = _resolve(raw, block.path)
-        if not isinstance(raw_block.get("params"), dict):   # absent, null or [] (jsonencode): no params given
-            raw_block["params"] = {}
-        # set the key the diagram already uses (an alias stays an alias)
-        keys = [given, param] + [a for a, n in block.type.aliases.items() if n == param]
-        key = next((k for k in keys if k in raw_block["params"]), param)
-        ptr = block.path + "/params" + pointer(key)
-    _check_pointer(raw, ptr, where)
-    return ptr, _block_target(diagram, ptr, where)
-
-
-def _resolve(raw, ptr: str):
-    node = raw
-    for token in tokens(ptr):
-        node = _step(node, token)
-    return node
-
-
-def _block_target(diagram: Diagram, ptr: str, where: str):
-    """(block index, canonical param) when ``ptr`` is a parameter of a block outside any
-    subsystem (a sweep re-binds those into the validated diagram), else None (also for a
-    parameter that re-wires goto/from: the diagram is parsed again)."""
-    for b in diagram.blocks:
-        prefix = b.path + "/params/"
-        if ptr.startswith(prefix) and "/" not in ptr[len(prefix):] and _TOP_LEVEL_BLOCK.fullmatch(b.path):
-            name = _block_param(b, tokens(ptr)[-1], where)
-            return None if (b.type.type, name) in ROUTING_PARAMS else (b.index, name)
-    return None
-
-
 def _outputs(doc, diagram: Diagram) -> tuple:
     recorded = [b.params.get("VariableName") for b in diagram.blocks if b.type.type == _RECORDER]
     out = []
@@ -307,24 +202,24 @@ def load(spec, *, limits: Limits | None = None, base_dir=None) -> Spec:
         raise problem
     given, file = _diagram(spec, spec_dir, limits)
     try:   # our own copy (parameters may get an empty 'params' object), plain JSON values only
-        raw = orjson.loads(orjson.dumps(given, option=orjson.OPT_SERIALIZE_NUMPY))
-    except (TypeError, orjson.JSONEncodeError) as exc:
-        raise DiagramError("bad_type", f"the diagram is not plain JSON data: {exc}", path="/diagram") from None
+        raw = json_copy(given)
+    except DiagramError as err:
+        raise _located(err, "/diagram", None) from None
     try:
         diagram = api.validate(raw, limits=limits)
     except NFlowError as err:
         raise _located(err, None if file else "/diagram", file) from None
     if base_dir is None and (file or spec_dir) is not None:
         base_dir = str(file.resolve().parent if file is not None else spec_dir)
-    names, entries, addresses, columns = list(spec["parameters"]), list(spec["parameters"].values()), [], []
+    names, entries, targets, columns = list(spec["parameters"]), list(spec["parameters"].values()), [], []
     for position, (name, entry) in enumerate(zip(names, entries)):
         where = pointer("parameters", name)
-        addresses.append(_address(name, raw, diagram, where))
+        targets.append(address(name, diagram, raw, where))
         columns.append(expand.column(entry, where=where, position=position, samples=spec.get("samples"),
                                      seed=spec.get("seed", 0)))
     columns = expand.designs(names, entries, columns)
-    parameters = [Parameter(name, ptr, target, col.values)
-                  for name, (ptr, target), col in zip(names, addresses, columns)]
+    parameters = [Parameter(name, target.pointer, target.block, col.values)
+                  for name, target, col in zip(names, targets, columns)]
     runs = expand.combine(names, columns, spec.get("combine", "grid"))
     outputs = _outputs(spec, diagram)
     events = _events(spec, diagram)

@@ -21,10 +21,11 @@ from dataclasses import dataclass
 import orjson
 
 from .. import api
-from ..diagram import Limits, with_params
+from ..diagram import Limits
 from ..errors import NFlowError, SimulationError
+from ..params import Target, bind, rebinds
 from . import reductions
-from .spec import event_column, set_pointer
+from .spec import event_column
 
 _CACHED_STRUCTURES = 8
 
@@ -48,18 +49,15 @@ class _Structure:
 
     def __init__(self, batch: Batch):
         self.diagram_json = batch.diagram
-        self.pointers = batch.pointers
-        self.blocks = batch.blocks
+        self.targets = [Target(ptr, blk) for ptr, blk in zip(batch.pointers, batch.blocks)]
         self.limits = batch.limits
-        rebinds = all(b is not None for b in batch.blocks)
-        self.base = api.validate(orjson.loads(batch.diagram), limits=batch.limits) if rebinds else None
+        self.base = (api.validate(orjson.loads(batch.diagram), limits=batch.limits) if rebinds(self.targets)
+                     else None)
 
     def diagram(self, values):
-        if self.base is not None:
-            return with_params(self.base, dict(zip(self.blocks, values)))
-        raw = orjson.loads(self.diagram_json)
-        for ptr, value in zip(self.pointers, values):
-            set_pointer(raw, ptr, value)
+        return bind(self.base, self.targets, values, self.diagram_json, self._validate)
+
+    def _validate(self, raw):
         return api.validate(raw, limits=self.limits)
 
 

@@ -229,3 +229,25 @@ def test_ctrl_c_on_the_local_cluster_keeps_finished_batches(client, tmp_path):
     frame = nc.sweep(tmp_path / "spec.json", client, output=out)
     assert frame["run"].tolist() == list(range(len(values))) and (frame["status"] == "ok").all()
     assert frame.set_index("run").loc[kept["run"], "stop1.v.max"].tolist() == kept["stop1.v.max"].tolist()
+
+
+def test_progress_true_counts_runs_on_a_tqdm_auto_bar(client, monkeypatch):
+    import tqdm.auto
+
+    from nflow_compat import progress
+    made = []
+
+    class Bar:          # the class tqdm.auto picks: in Jupyter, the notebook's widget
+        def __init__(self, total, unit, **kw):
+            self.total, self.unit, self.n, self.closed = total, unit, 0, False
+            made.append(self)
+
+        def update(self, k):
+            self.n += k
+
+        def close(self):
+            self.closed = True
+    monkeypatch.setattr(tqdm.auto, "tqdm", Bar)
+    monkeypatch.setattr(progress, "DELAY", 0.0)
+    frame = nc.sweep(mass_spec([1.0, 2.0, 3.0]), client, batch_size=1, progress=True)
+    assert len(frame) == 3 and [(b.unit, b.total, b.n, b.closed) for b in made] == [("runs", 3, 3, True)]
