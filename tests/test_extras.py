@@ -38,7 +38,7 @@ def test_from_elsewhere_the_checkout_is_named_by_its_absolute_path(monkeypatch, 
 def test_the_extras_own_requirements_are_the_alternative():
     assert "(or only what it needs: " in extras.install_hint("plot")
     assert "'matplotlib>=3.6')" in extras.install_hint("plot")
-    assert extras.extra_requirements("sweep") == ["dask[distributed]>=2024.1", "pandas>=2", "pyarrow>=14"]
+    assert extras.extra_requirements("sweep") == ["dask[diagnostics,distributed]>=2024.1", "pandas>=2", "pyarrow>=14"]
 
 
 def test_the_all_extra_expands_into_every_features_requirements():
