@@ -14,8 +14,12 @@ A *hybrid system* is any object with
 and optionally
 
 * ``initialize(t0, x0) -> x0`` - the initial event iteration (Modelica ``initial()``);
-* ``next_time_event(t) -> float`` - the first known discontinuity of an input strictly after
-  ``t`` (a Step's start time, ...), ``inf`` if none;
+* ``next_time_event(t) -> float`` - the time of the first time event not handled yet (a
+  Step's start time, a pulse edge, an FMU's announced event), ``inf`` if none. The driver
+  asks with the time it has reached, after committing any event there, so a provider
+  without memory answers the first one strictly after ``t``; a time at or before ``t`` is
+  an event due now (an FMU's announced time that nothing has handled yet), committed at
+  once;
 * ``relation_values(t, x) -> array`` - the committed value of each relation at a (re)start:
   1.0 (true), 0.0 (false) or NaN (let the driver decide, see below);
 * ``warm_started`` - True when an evaluation may leave behind a warm start (a Newton
@@ -45,6 +49,11 @@ restarted *at* the event time with the new state.
 
 Output: the caller's grid ``t_k`` is reported from dense output (never by shortening
 steps); a grid time that coincides with an event reports the post-event value.
+
+Time events: a segment ends at the next time event in ``(t, t_end]``, the end of the
+grid included, so an event on the last grid point of a call (a grid point when the
+caller restarts at every one, or the stop time) is committed, once, before that point is
+reported; the next call asks from there and gets the next one.
 
 Inputs with jumps: inside an integration segment ending at a time event ``T`` every
 evaluation is made at ``min(t, nextafter(T, -inf))``, so a source ``0 if t < T else 1`` is
@@ -269,6 +278,10 @@ def _locate(gi: Callable[[float], float], a: float, b: float, fa: float, fb: flo
     def flipped(t):
         return (signed(t) > 0.0) != old
 
+    if flipped(a):
+        # already on the new side where the bracket starts (a restart whose committed
+        # relation its inputs had left at that very instant): the event is there
+        return a
     while True:
         root = brentq(signed, a, b, xtol=xtol, rtol=4.0 * _EPS, maxiter=300, disp=False)
         if flipped(root):
@@ -488,15 +501,21 @@ class _Run:
         self._burst_t = -np.inf
         self._burst_n = 0
         self._time_event = getattr(system, "next_time_event", None)
-        self.sampler.at(float(grid[0]), x)
 
     # -- helpers -----------------------------------------------------------------------
     def _segment_end(self, t):
-        """End of the current integration segment and whether it is a time event."""
+        """End of the current integration segment and whether it is a time event: the next
+        time event up to ``t_end`` included (one due at or before ``t``: ``t`` itself),
+        else ``t_end``."""
         te = self._time_event(t) if self._time_event is not None else math.inf
-        if te is not None and t < te < self.t_end:
-            return float(te), True
+        if te <= self.t_end:
+            return max(float(te), t), True
         return self.t_end, False
+
+    @staticmethod
+    def _reached(t, t_seg):
+        """Whether nothing is left to integrate from ``t`` to the segment end ``t_seg``."""
+        return t_seg - t <= 4.0 * _EPS * max(1.0, abs(t_seg))
 
     def _funcs(self, t_seg):
         """Derivative / event functions with time clamped to the segment's left limit."""
@@ -631,9 +650,14 @@ class _Run:
         scan the step for flips, locate and commit the first, or report the grid points
         the step passed."""
         sampler = self.sampler
+        t_seg, is_time_event = self._segment_end(t)
+        if is_time_event and self._reached(t, t_seg):
+            t = t_seg                           # an event due where the run starts
+            x = self._time_event_commit(t, x)
+        sampler.at(t, x)
         while not sampler.done and t < self.t_end:
             t_seg, is_time_event = self._segment_end(t)
-            if t_seg - t <= 4.0 * _EPS * max(1.0, abs(t_seg)):
+            if self._reached(t, t_seg):
                 # nothing left to integrate before the segment end (a state event located
                 # within a few ulps of a time event or of the final time)
                 t = t_seg
@@ -667,7 +691,9 @@ class _Run:
                     t = t_ev
                     break
                 sampler.before(t_new, state_at)
-                if solver.status == "finished":
+                if solver.status == "finished" or t_seg - t_new <= snap(t_seg):
+                    # the segment's end reached (a step may stop an ulp or two short of it:
+                    # that is its end too, so a time event there is committed all the same)
                     t, x = t_seg, np.array(x_new, dtype=float)
                     if is_time_event:
                         x = self._time_event_commit(t, x)
