@@ -249,6 +249,13 @@ def make_grid(dt: float, duration: float, t0: float = 0.0) -> np.ndarray:
     return t0 + np.arange(n + 1) * dt
 
 
+# events closer than this (relative to max(1, |t|)) to the one before count as one instant
+_INSTANT = 1e-10
+# re-brackets of one event location (a relation that flips back within the location
+# tolerance, as noise does) before the location is given up as making no progress
+_MAX_REBRACKETS = 64
+
+
 def _xtol(t: float) -> float:
     return max(1e-13 * max(1.0, abs(t)), 4.0 * _EPS * abs(t))
 
@@ -282,7 +289,7 @@ def _locate(gi: Callable[[float], float], a: float, b: float, fa: float, fb: flo
         # already on the new side where the bracket starts (a restart whose committed
         # relation its inputs had left at that very instant): the event is there
         return a
-    while True:
+    for _ in range(_MAX_REBRACKETS):
         root = brentq(signed, a, b, xtol=xtol, rtol=4.0 * _EPS, maxiter=300, disp=False)
         if flipped(root):
             return root
@@ -290,6 +297,11 @@ def _locate(gi: Callable[[float], float], a: float, b: float, fa: float, fb: flo
         if nudged >= b or flipped(nudged):
             return min(nudged, b)
         a = nudged
+    raise _NoProgress(a)
+
+
+class _NoProgress(Exception):
+    """An event location that keeps finding the relation back on its old side."""
 
 
 class _Sampler:
@@ -498,8 +510,9 @@ class _Run:
         self.stiffness = stiffness
         self.events = []
         self.stats = {"steps": 0, "restarts": 0, "nfev": 0, "events": 0, "time_events": 0, "input_checks": 0}
-        self._burst_t = -np.inf
+        self._burst_t = -np.inf     # the last event, and the events in a row just before it
         self._burst_n = 0
+        self._burst_fired = set()   # the relations that fired in that row
         self._time_event = getattr(system, "next_time_event", None)
 
     # -- helpers -----------------------------------------------------------------------
@@ -557,20 +570,40 @@ class _Run:
                                   f"checks (the event functions are checked every {self.scanning.spacing:.3g} s to "
                                   "follow a fast input); raise the limit or shorten the run")
 
-    def _count_event(self, t):
+    def _count_event(self, t, x, fired=()):
+        """Count an event at ``t`` (state ``x``, relations ``fired``) against the limits.
+        Events piling up at one instant end the run: more than ``max_events_per_instant``
+        in a row, each within ``_INSTANT`` of the one before (a window that slides with
+        them, so a relation switched back at every restart, moving time on by a few
+        location tolerances per event, is caught as surely as a burst at one time)."""
         self.stats["events"] += 1
         if self.stats["events"] > self.limits.max_events:
             raise SimulationError("too_many_events",
                                   f"more than {self.limits.max_events} events (last at t={t:.17g})")
-        if t - self._burst_t <= 1e-10 * max(1.0, abs(t)):
+        if t - self._burst_t <= _INSTANT * max(1.0, abs(t)):
             self._burst_n += 1
+            self._burst_fired.update(fired)
             if self._burst_n > self.limits.max_events_per_instant:
-                raise SimulationError(
-                    "event_chattering",
-                    f"more than {self.limits.max_events_per_instant} events within 1e-10 s at t={t:.17g} "
-                    "(Zeno behaviour or an event that never settles)")
+                raise self._chattering(t, x)
         else:
-            self._burst_t, self._burst_n = t, 0
+            self._burst_n, self._burst_fired = 0, set(fired)
+        self._burst_t = t
+
+    def _blocks_of(self, t, x, relations) -> list:
+        """The names the system gives the owners of ``relations`` at (t, x), if it can."""
+        name = getattr(self.sys, "relation_blocks", None)
+        return list(dict.fromkeys(name(t, x, sorted(relations)))) if name is not None and relations else []
+
+    def _chattering(self, t, x) -> SimulationError:
+        names = self._blocks_of(t, x, self._burst_fired)
+        who = f" of {', '.join(repr(n) for n in names[:8])}" if names else ""
+        return SimulationError(
+            "event_chattering",
+            f"more than {self.limits.max_events_per_instant} events in a row at t={t:.17g}, each within "
+            f"{_INSTANT:g} s of the one before: the relations{who} switch back as soon as an event has "
+            "handled them (a relay or comparison without hysteresis on a continuous state, a mode that its "
+            "own event undoes, or Zeno behaviour); give the switching a band (a hysteresis) or a delay",
+            block=names[0] if names else None)
 
     def _scan(self, g, state_at, watch, ta, tb, gb):
         """Look for flips at equidistant interior points (``Scanning.interior`` of them,
@@ -610,7 +643,16 @@ class _Run:
             def gi(tt, i=i):
                 return float(g(tt, state_at(tt))[i])
 
-            b = _locate(gi, float(watch.t_left[i]), tb, float(watch.g_left[i]), float(gb[i]), bool(b0[i]), xtol)
+            try:
+                b = _locate(gi, float(watch.t_left[i]), tb, float(watch.g_left[i]), float(gb[i]), bool(b0[i]),
+                            xtol)
+            except _NoProgress as stuck:
+                names = self._blocks_of(stuck.args[0], state_at(stuck.args[0]), [int(i)])
+                who = f" of {names[0]!r}" if names else ""
+                raise SimulationError(
+                    "event_location", f"the event location makes no progress near t={stuck.args[0]:.17g}: the "
+                    f"relation{who} flips back and forth within {xtol:.3g} s (noise in what it compares), "
+                    f"{_MAX_REBRACKETS} times in a row", block=names[0] if names else None) from None
             if best is None or b < best:
                 best = b
         t_ev = best
@@ -630,7 +672,7 @@ class _Run:
         return t_ev, np.array(x_ev, dtype=float), fired
 
     def _commit_event(self, t_ev, x_ev, fired, state_at):
-        self._count_event(t_ev)
+        self._count_event(t_ev, x_ev, fired)
         self.sampler.before(t_ev, state_at)
         x_new = np.array(self.sys.handle_events(t_ev, x_ev, fired), dtype=float)
         self.events.append((t_ev, fired))
@@ -639,7 +681,7 @@ class _Run:
 
     def _time_event_commit(self, t, x):
         self.stats["time_events"] += 1
-        self._count_event(t)
+        self._count_event(t, x)
         x_new = np.array(self.sys.handle_events(t, x, ()), dtype=float)
         self.events.append((t, ()))
         return x_new

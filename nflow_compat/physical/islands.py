@@ -105,6 +105,13 @@ class IslandPart:
         self.fill()
         return self.island.relation_values(t, x)
 
+    def relation_blocks(self, t, x, relations) -> list:
+        """The block of the element behind each event function of ``relations``."""
+        self.fill()
+        owners = getattr(self.island, "relation_elements", None)
+        elements = owners(t, x) if owners is not None else []
+        return [self.names.get(elements[i], elements[i]) if i < len(elements) else self.key for i in relations]
+
     def _log(self, start: int):
         for ev in self.island.events[start:]:
             self.ctx.events.append({"t": float(ev.t), "block": self.names.get(ev.element, ev.element),

@@ -409,6 +409,62 @@ def test_chattering_is_a_clear_error():
     assert err.value.code == "event_chattering"
 
 
+def test_events_in_a_row_that_move_time_on_by_a_few_tolerances_are_chattering():
+    """A relation switched back by every restart, time moving on by some 1e-11 s per
+    event (the way back is 100 times slower than the way in, as a heater switching off at
+    its set point): no 200 of them fall within 1e-10 s of the first, yet each is within
+    1e-10 s of the one before. That is chattering, reported as such, long before the event
+    limit; the system names the owner of the relation."""
+    class SlowBack:
+        up = True
+
+        def derivative(self, t, x):
+            return np.array([1.0 if self.up else -0.01])
+
+        def event_functions(self, t, x):
+            return np.array([x[0] - 0.5])
+
+        def handle_events(self, t, x, fired):
+            self.up = not self.up
+            return x
+
+        def relation_blocks(self, t, x, relations):
+            return ["heater" for _ in relations]
+
+    system = SlowBack()
+    with pytest.raises(SimulationError) as err:
+        integrate_hybrid(system, [0.0], [0.0, 1.0], method="ode45", max_events=5000)
+    assert err.value.code == "event_chattering" and err.value.block == "heater"
+    assert "'heater'" in err.value.message
+
+
+def test_an_event_location_that_makes_no_progress_is_a_typed_error(monkeypatch):
+    """The location moves on by the tolerance each time the root it is given lies on the
+    relation's old side (a relation that flips back within the tolerance, as noise does);
+    here the root finder always answers the bracket's start, so without a bound it would
+    crawl through the step 1e-13 s at a time. It gives up after a bounded number of tries
+    with event_location, naming the relation's owner."""
+    from nflow_compat.engine import hybrid
+
+    class Ramp:
+        def derivative(self, t, x):
+            return np.array([1.0])
+
+        def event_functions(self, t, x):
+            return np.array([x[0] - 0.5])
+
+        def handle_events(self, t, x, fired):
+            return x
+
+        def relation_blocks(self, t, x, relations):
+            return ["sensor" for _ in relations]
+
+    monkeypatch.setattr(hybrid, "brentq", lambda f, a, b, **kw: a)
+    with pytest.raises(SimulationError) as err:
+        integrate_hybrid(Ramp(), [0.0], [0.0, 1.0], method="ode45")
+    assert err.value.code == "event_location" and err.value.block == "sensor"
+
+
 def test_unknown_solver_and_bad_grid():
     with pytest.raises(SimulationError) as err:
         integrate_hybrid(DecaySwitch(), [1.0], [0.0, 1.0], method="euler42")
