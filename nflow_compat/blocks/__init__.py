@@ -18,7 +18,7 @@ import numpy as np
 from ..errors import DiagramError
 from ..generated import run_generated
 from ..normalize import SOLVERS
-from ..parts import Part
+from ..parts import Part, crossing_part
 
 Fn = Callable[[], None]
 
@@ -347,12 +347,24 @@ def _template_functions(text: str, arity: int, constants: tuple) -> tuple:
     return namespace["make_closure"], namespace["make_law"]
 
 
-def pointwise_state(io: BlockIO, scalar: Callable, vector: Callable, start) -> Phases:
+def pointwise_state(io: BlockIO, scalar: Callable, vector: Callable, start, switches: Callable | None = None) -> Phases:
     """The Phases of a block whose output 0 is an element-wise law of its input 0 and of
     its own state, ``law(u, state)`` (a relay, a slew-rate limit): ALGEBRAIC writes it for
     the current input, UPDATE keeps it as the next state, which INIT sets to ``start``
     (every element). ``scalar`` on floats at width 1, else ``vector`` on arrays; an
-    unconnected input reads 0."""
+    unconnected input reads 0.
+
+    ``switches(u, state)`` (a float array, one surface per element): where the law leaves
+    the output the state holds, for a block whose output jumps there (a relay). Under a
+    solver that owns continuous state they are zero-crossing surfaces and the state also
+    latches at every located event, as UPDATE would there (Modelica's ``pre`` moves on at
+    an event): between two grid points the block keeps its memory instead of answering
+    every input from the state of the last grid point, which would switch it back as soon
+    as its input re-entered the band (a physical state on its threshold, chattering). Its
+    UPDATE is then left out: every change of the state is at an event (a grid point would
+    latch what the last event latched), so it asks for no restart at each grid point; and
+    between events (``ctx.between_events``) the output is the latched value, as Modelica
+    freezes relations there, so no solver step straddles its jump."""
     S, o, width = io.S, io.outs[0], io.width
     i = io.ins[0] if io.ins else None
     law, zero = (scalar, 0.0) if width == 1 else (vector, np.zeros(width))
@@ -368,7 +380,23 @@ def pointwise_state(io: BlockIO, scalar: Callable, vector: Callable, start) -> P
     def update():
         nonlocal state
         state = law(S[i] if i is not None else zero, state)
-    return Phases(init=init, algebraic=algebraic, update=update)
+
+    part = None
+    if switches is not None and i is not None:
+        def surfaces():
+            return switches(S[i], state)
+
+        def latch(x):
+            update()
+            return x
+        part = crossing_part(io, surfaces, on_event=latch)
+    if part is None:
+        return Phases(init=init, algebraic=algebraic, update=update)
+    ctx = io.ctx
+
+    def hybrid_algebraic():
+        S[o] = state if ctx.between_events else law(S[i], state)
+    return Phases(init=init, algebraic=hybrid_algebraic, part=part)
 
 
 def fit(value, width: int):

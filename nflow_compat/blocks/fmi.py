@@ -788,7 +788,9 @@ class FmuPart:
             self.ctx.warnings.append(f"{self.unit.label}: the FMU asked to end the simulation at t = {t:.9g}")
 
     def next_time_event(self, t):
-        return self.next_event if self.next_event > t else math.inf
+        # the announced time until an event iteration moves it on: one that the run has
+        # reached without handling it is due now, never dropped
+        return self.next_event
 
 
 @block("fmuMe", widths=scalar_out, feedthrough=False, solver_role="part")

@@ -14,8 +14,12 @@ A *hybrid system* is any object with
 and optionally
 
 * ``initialize(t0, x0) -> x0`` - the initial event iteration (Modelica ``initial()``);
-* ``next_time_event(t) -> float`` - the first known discontinuity of an input strictly after
-  ``t`` (a Step's start time, ...), ``inf`` if none;
+* ``next_time_event(t) -> float`` - the time of the first time event not handled yet (a
+  Step's start time, a pulse edge, an FMU's announced event), ``inf`` if none. The driver
+  asks with the time it has reached, after committing any event there, so a provider
+  without memory answers the first one strictly after ``t``; a time at or before ``t`` is
+  an event due now (an FMU's announced time that nothing has handled yet), committed at
+  once;
 * ``relation_values(t, x) -> array`` - the committed value of each relation at a (re)start:
   1.0 (true), 0.0 (false) or NaN (let the driver decide, see below);
 * ``warm_started`` - True when an evaluation may leave behind a warm start (a Newton
@@ -45,6 +49,11 @@ restarted *at* the event time with the new state.
 
 Output: the caller's grid ``t_k`` is reported from dense output (never by shortening
 steps); a grid time that coincides with an event reports the post-event value.
+
+Time events: a segment ends at the next time event in ``(t, t_end]``, the end of the
+grid included, so an event on the last grid point of a call (a grid point when the
+caller restarts at every one, or the stop time) is committed, once, before that point is
+reported; the next call asks from there and gets the next one.
 
 Inputs with jumps: inside an integration segment ending at a time event ``T`` every
 evaluation is made at ``min(t, nextafter(T, -inf))``, so a source ``0 if t < T else 1`` is
@@ -240,6 +249,13 @@ def make_grid(dt: float, duration: float, t0: float = 0.0) -> np.ndarray:
     return t0 + np.arange(n + 1) * dt
 
 
+# events closer than this (relative to max(1, |t|)) to the one before count as one instant
+_INSTANT = 1e-10
+# re-brackets of one event location (a relation that flips back within the location
+# tolerance, as noise does) before the location is given up as making no progress
+_MAX_REBRACKETS = 64
+
+
 def _xtol(t: float) -> float:
     return max(1e-13 * max(1.0, abs(t)), 4.0 * _EPS * abs(t))
 
@@ -269,7 +285,11 @@ def _locate(gi: Callable[[float], float], a: float, b: float, fa: float, fb: flo
     def flipped(t):
         return (signed(t) > 0.0) != old
 
-    while True:
+    if flipped(a):
+        # already on the new side where the bracket starts (a restart whose committed
+        # relation its inputs had left at that very instant): the event is there
+        return a
+    for _ in range(_MAX_REBRACKETS):
         root = brentq(signed, a, b, xtol=xtol, rtol=4.0 * _EPS, maxiter=300, disp=False)
         if flipped(root):
             return root
@@ -277,6 +297,11 @@ def _locate(gi: Callable[[float], float], a: float, b: float, fa: float, fb: flo
         if nudged >= b or flipped(nudged):
             return min(nudged, b)
         a = nudged
+    raise _NoProgress(a)
+
+
+class _NoProgress(Exception):
+    """An event location that keeps finding the relation back on its old side."""
 
 
 class _Sampler:
@@ -485,18 +510,25 @@ class _Run:
         self.stiffness = stiffness
         self.events = []
         self.stats = {"steps": 0, "restarts": 0, "nfev": 0, "events": 0, "time_events": 0, "input_checks": 0}
-        self._burst_t = -np.inf
+        self._burst_t = -np.inf     # the last event, and the events in a row just before it
         self._burst_n = 0
+        self._burst_fired = set()   # the relations that fired in that row
         self._time_event = getattr(system, "next_time_event", None)
-        self.sampler.at(float(grid[0]), x)
 
     # -- helpers -----------------------------------------------------------------------
     def _segment_end(self, t):
-        """End of the current integration segment and whether it is a time event."""
+        """End of the current integration segment and whether it is a time event: the next
+        time event up to ``t_end`` included (one due at or before ``t``: ``t`` itself),
+        else ``t_end``."""
         te = self._time_event(t) if self._time_event is not None else math.inf
-        if te is not None and t < te < self.t_end:
-            return float(te), True
+        if te <= self.t_end:
+            return max(float(te), t), True
         return self.t_end, False
+
+    @staticmethod
+    def _reached(t, t_seg):
+        """Whether nothing is left to integrate from ``t`` to the segment end ``t_seg``."""
+        return t_seg - t <= 4.0 * _EPS * max(1.0, abs(t_seg))
 
     def _funcs(self, t_seg):
         """Derivative / event functions with time clamped to the segment's left limit."""
@@ -538,20 +570,40 @@ class _Run:
                                   f"checks (the event functions are checked every {self.scanning.spacing:.3g} s to "
                                   "follow a fast input); raise the limit or shorten the run")
 
-    def _count_event(self, t):
+    def _count_event(self, t, x, fired=()):
+        """Count an event at ``t`` (state ``x``, relations ``fired``) against the limits.
+        Events piling up at one instant end the run: more than ``max_events_per_instant``
+        in a row, each within ``_INSTANT`` of the one before (a window that slides with
+        them, so a relation switched back at every restart, moving time on by a few
+        location tolerances per event, is caught as surely as a burst at one time)."""
         self.stats["events"] += 1
         if self.stats["events"] > self.limits.max_events:
             raise SimulationError("too_many_events",
                                   f"more than {self.limits.max_events} events (last at t={t:.17g})")
-        if t - self._burst_t <= 1e-10 * max(1.0, abs(t)):
+        if t - self._burst_t <= _INSTANT * max(1.0, abs(t)):
             self._burst_n += 1
+            self._burst_fired.update(fired)
             if self._burst_n > self.limits.max_events_per_instant:
-                raise SimulationError(
-                    "event_chattering",
-                    f"more than {self.limits.max_events_per_instant} events within 1e-10 s at t={t:.17g} "
-                    "(Zeno behaviour or an event that never settles)")
+                raise self._chattering(t, x)
         else:
-            self._burst_t, self._burst_n = t, 0
+            self._burst_n, self._burst_fired = 0, set(fired)
+        self._burst_t = t
+
+    def _blocks_of(self, t, x, relations) -> list:
+        """The names the system gives the owners of ``relations`` at (t, x), if it can."""
+        name = getattr(self.sys, "relation_blocks", None)
+        return list(dict.fromkeys(name(t, x, sorted(relations)))) if name is not None and relations else []
+
+    def _chattering(self, t, x) -> SimulationError:
+        names = self._blocks_of(t, x, self._burst_fired)
+        who = f" of {', '.join(repr(n) for n in names[:8])}" if names else ""
+        return SimulationError(
+            "event_chattering",
+            f"more than {self.limits.max_events_per_instant} events in a row at t={t:.17g}, each within "
+            f"{_INSTANT:g} s of the one before: the relations{who} switch back as soon as an event has "
+            "handled them (a relay or comparison without hysteresis on a continuous state, a mode that its "
+            "own event undoes, or Zeno behaviour); give the switching a band (a hysteresis) or a delay",
+            block=names[0] if names else None)
 
     def _scan(self, g, state_at, watch, ta, tb, gb):
         """Look for flips at equidistant interior points (``Scanning.interior`` of them,
@@ -591,7 +643,16 @@ class _Run:
             def gi(tt, i=i):
                 return float(g(tt, state_at(tt))[i])
 
-            b = _locate(gi, float(watch.t_left[i]), tb, float(watch.g_left[i]), float(gb[i]), bool(b0[i]), xtol)
+            try:
+                b = _locate(gi, float(watch.t_left[i]), tb, float(watch.g_left[i]), float(gb[i]), bool(b0[i]),
+                            xtol)
+            except _NoProgress as stuck:
+                names = self._blocks_of(stuck.args[0], state_at(stuck.args[0]), [int(i)])
+                who = f" of {names[0]!r}" if names else ""
+                raise SimulationError(
+                    "event_location", f"the event location makes no progress near t={stuck.args[0]:.17g}: the "
+                    f"relation{who} flips back and forth within {xtol:.3g} s (noise in what it compares), "
+                    f"{_MAX_REBRACKETS} times in a row", block=names[0] if names else None) from None
             if best is None or b < best:
                 best = b
         t_ev = best
@@ -611,7 +672,7 @@ class _Run:
         return t_ev, np.array(x_ev, dtype=float), fired
 
     def _commit_event(self, t_ev, x_ev, fired, state_at):
-        self._count_event(t_ev)
+        self._count_event(t_ev, x_ev, fired)
         self.sampler.before(t_ev, state_at)
         x_new = np.array(self.sys.handle_events(t_ev, x_ev, fired), dtype=float)
         self.events.append((t_ev, fired))
@@ -620,7 +681,7 @@ class _Run:
 
     def _time_event_commit(self, t, x):
         self.stats["time_events"] += 1
-        self._count_event(t)
+        self._count_event(t, x)
         x_new = np.array(self.sys.handle_events(t, x, ()), dtype=float)
         self.events.append((t, ()))
         return x_new
@@ -631,9 +692,14 @@ class _Run:
         scan the step for flips, locate and commit the first, or report the grid points
         the step passed."""
         sampler = self.sampler
+        t_seg, is_time_event = self._segment_end(t)
+        if is_time_event and self._reached(t, t_seg):
+            t = t_seg                           # an event due where the run starts
+            x = self._time_event_commit(t, x)
+        sampler.at(t, x)
         while not sampler.done and t < self.t_end:
             t_seg, is_time_event = self._segment_end(t)
-            if t_seg - t <= 4.0 * _EPS * max(1.0, abs(t_seg)):
+            if self._reached(t, t_seg):
                 # nothing left to integrate before the segment end (a state event located
                 # within a few ulps of a time event or of the final time)
                 t = t_seg
@@ -667,7 +733,9 @@ class _Run:
                     t = t_ev
                     break
                 sampler.before(t_new, state_at)
-                if solver.status == "finished":
+                if solver.status == "finished" or t_seg - t_new <= snap(t_seg):
+                    # the segment's end reached (a step may stop an ulp or two short of it:
+                    # that is its end too, so a time event there is committed all the same)
                     t, x = t_seg, np.array(x_new, dtype=float)
                     if is_time_event:
                         x = self._time_event_commit(t, x)

@@ -1373,6 +1373,14 @@ class DaeIsland:
             out.extend(el.relations(state, view))
         return np.array(out, dtype=float)
 
+    def relation_elements(self, t, x) -> list:
+        """The name of the element behind each of ``event_functions(t, x)``, in order."""
+        if not self._switches:
+            return []
+        views = self._lazy_views(t, np.asarray(x, dtype=float))
+        return [el.name for el, state, view in zip(self._elements, self.states, views)
+                for _ in el.relations(state, view)]
+
     def relation_values(self, t, x):
         views = None
         out = []

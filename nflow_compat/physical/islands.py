@@ -110,6 +110,13 @@ class IslandPart:
         names = getattr(self.island, "state_names", None)
         return None if names is None else [(name, self.names.get(el, el)) for name, el in names()]
 
+    def relation_blocks(self, t, x, relations) -> list:
+        """The block of the element behind each event function of ``relations``."""
+        self.fill()
+        owners = getattr(self.island, "relation_elements", None)
+        elements = owners(t, x) if owners is not None else []
+        return [self.names.get(elements[i], elements[i]) if i < len(elements) else self.key for i in relations]
+
     def _log(self, start: int):
         for ev in self.island.events[start:]:
             self.ctx.events.append({"t": float(ev.t), "block": self.names.get(ev.element, ev.element),

@@ -16,6 +16,7 @@ import zipfile
 from contextlib import redirect_stdout
 from pathlib import Path
 
+import fmpy
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -185,6 +186,42 @@ def test_time_events_run_the_discrete_update_to_its_fixed_point(fmus, version, s
     np.testing.assert_array_equal(column(res, "n"), n)
     np.testing.assert_allclose(column(res, "x"), period * n * (n - 1) / 2 + n * (t - n * period), atol=1e-12)
     assert [(e["t"], e["kind"]) for e in res["events"]] == [(k * period, "time_event") for k in (1, 2, 3, 4)]
+
+
+# the grids of the Reference FMU Stair's report: events on grid points from the first (0.05,
+# 0.1, 0.25), from t = 3 (0.03: 100 * 0.03 == 3.0), on none of them (0.07)
+GRID_STEPS = (0.05, 0.1, 0.25, 0.03, 0.07)
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+@pytest.mark.parametrize("dt", GRID_STEPS)
+@pytest.mark.parametrize("solver", ["ode45", "dae"])
+@pytest.mark.parametrize("model, duration", [("Counter", 10.0), ("Stairs", 2.0)])
+def test_time_events_on_grid_points_and_at_the_stop_time_equal_fmpy(fmus, version, dt, solver, model, duration):
+    """Time events that fall on grid points, on the stop time and between them, each handled
+    once, as fmpy's model-exchange run of the same FMU on the same output grid has them:
+    Counter (n += 1 at t = 1, 2, ..., 10, x' = n; it asks for completedIntegratorStep, so
+    the run restarts at every grid point and an event on one ends an interval) and Stairs
+    (every 0.25 s, two discrete-update passes each; the solver runs freely across the grid,
+    the last event is the stop time)."""
+    fmu = fmus.name(model, version)
+    d = diagram([blk("s", "fmuMe", path=fmu, outputs=2), record("wx", "x"), record("wn", "n")],
+                [wire("s", "wx"), wire("s", "wn", 1, 0)], dt=dt, duration=duration, solver=solver)
+    res = simulate(fmus, d)
+    ref = fmpy.simulate_fmu(str(fmus.base / fmu), fmi_type="ModelExchange", stop_time=duration, output_interval=dt,
+                            output=["x", "n"], record_events=False)
+    np.testing.assert_array_equal(res["time"], ref["time"])
+    n = column(res, "n")
+    np.testing.assert_array_equal(n, ref["n"])
+    np.testing.assert_allclose(column(res, "x"), ref["x"], rtol=1e-9, atol=1e-9)
+    events = [e["t"] for e in res["events"]]
+    assert [e["kind"] for e in res["events"]] == ["time_event"] * len(events)
+    # one event per step of n, at the FMU's announced times (the last one on the stop time
+    # when the grid reaches it)
+    period = 1.0 if model == "Counter" else 0.25
+    assert len(events) == n[-1] - n[0] and len(set(events)) == len(events)
+    np.testing.assert_allclose(events, period * np.arange(1, len(events) + 1), rtol=1e-15)
+    assert (events[-1] == duration) == (res["time"][-1] == duration)
 
 
 # ----------------------------------------------------------------------------- co-simulation

@@ -63,6 +63,9 @@ MODELS = {m.identifier: m for m in (
           states=(Var("x", "output", 0.0, depends=("x",)),),
           others=(parameter("period", 0.25), Var("n", "output", 0, True, "discrete")),
           interfaces=("ModelExchange",)),
+    Model("Counter", "counter.c", states=(Var("x", "output", 0.0, depends=("x",)),),
+          others=(parameter("period", 1.0), Var("n", "output", 1, True, "discrete")),
+          interfaces=("ModelExchange",), completed_step=True),
     Model("Lag", "lag.c",
           states=(Var("x", "local", 0.0),),
           others=(Var("u", "input", 0.0), Var("y", "output", depends=("x",)), Var("ku", "output", depends=("u",)),
@@ -148,10 +151,12 @@ def model_description(model: Model, version: int) -> str:
     if version == 2:
         def deps(v):
             return " ".join(str(index[name] + 1) for name in v.depends)
-        structure = (["  <Outputs>"] + [f'    <Unknown index="{vr + 1}" dependencies="{deps(v)}"/>' for vr, v in outputs]
-                     + ["  </Outputs>", "  <Derivatives>"] + [f'    <Unknown index="{vr + 1}"/>' for vr in derivatives]
-                     + ["  </Derivatives>", "  <InitialUnknowns>"]
-                     + [f'    <Unknown index="{vr + 1}"/>' for vr in calculated] + ["  </InitialUnknowns>"])
+        def section(tag, unknowns):   # FMI 2.0 allows no empty section
+            return [f"  <{tag}>"] + unknowns + [f"  </{tag}>"] if unknowns else []
+        structure = (section("Outputs", [f'    <Unknown index="{vr + 1}" dependencies="{deps(v)}"/>'
+                                         for vr, v in outputs])
+                     + section("Derivatives", [f'    <Unknown index="{vr + 1}"/>' for vr in derivatives])
+                     + section("InitialUnknowns", [f'    <Unknown index="{vr + 1}"/>' for vr in calculated]))
         not_needed = "false" if model.completed_step else "true"
         interfaces = [f'  <ModelExchange modelIdentifier="{model.identifier}" '
                       f'completedIntegratorStepNotNeeded="{not_needed}"/>' if kind == "ModelExchange" else
