@@ -46,7 +46,7 @@ STALLED = 0.5      # a correction shrinking less than this from the last one: Ne
 @dataclass
 class NewtonResult:
     z: np.ndarray              # the solution (the last correction applied), else the last iterate
-    f: np.ndarray              # the residual there
+    f: np.ndarray              # the residual at the last iterate (before that correction)
     converged: bool
     singular: bool             # stopped on a singular (or non-finite) Jacobian
     best: np.ndarray           # the iterate with the smallest correction seen (in error weights)
@@ -93,22 +93,18 @@ def correction(J, f):
         d = float(J[0, 0])
         dz = f / d if d != 0.0 and math.isfinite(d) else None
         return dz if dz is not None and np.isfinite(dz).all() else None
-    if not np.isfinite(J).all():
+    magnitude = np.abs(J)
+    rows = magnitude.max(axis=1)                 # NaN or inf anywhere shows in the rows' sum
+    if not (math.isfinite(float(rows.sum())) and rows.min() > 0.0):
         return None
-    rows = np.abs(J).max(axis=1)
-    if not rows.all():
+    cols = (magnitude / rows[:, None]).max(axis=0)
+    if not cols.min() > 0.0:
         return None
-    scaled = J / rows[:, None]
-    cols = np.abs(scaled).max(axis=0)
-    if not cols.all():
-        return None
-    scaled /= cols
     lapack = _lapack()
-    lu, pivots, info = lapack.dgetrf(scaled)
-    if info != 0:
-        return None
-    rcond, info = lapack.dgecon(lu, float(np.abs(scaled).sum(axis=0).max()), norm="1")
-    if info != 0 or not rcond >= 1e-14:
+    lu, pivots, info = lapack.dgetrf(J / rows[:, None] / cols)
+    # the scaled J's 1-norm is at most n (every entry within 1): a bound for the estimate
+    rcond, info_c = lapack.dgecon(lu, float(len(rows)), norm="1")
+    if info != 0 or info_c != 0 or not rcond >= 1e-14:
         return None
     y, info = lapack.dgetrs(lu, pivots, f / rows)
     dz = y / cols
@@ -168,8 +164,8 @@ def newton(residual: Callable, z0, *, weights: Callable, tol: float, settle: Cal
             best, best_size = z, size
         if size <= tol or bool(np.all(np.abs(dz) <= _ROUNDING * np.abs(z))):
             if fresh:
-                z_new, f_new = _applied(residual, z, dz) or (z, f)
-                return NewtonResult(z_new, f_new, True, False, z, size, J, iterations)
+                z_new = z - dz
+                return NewtonResult(z_new if np.isfinite(z_new).all() else z, f, True, False, z, size, J, iterations)
             J, fresh = fresh_jacobian(z, f), True
             continue
         # (the terms' magnitudes are looked at only once Newton has stopped gaining)
@@ -210,13 +206,3 @@ def newton(residual: Callable, z0, *, weights: Callable, tol: float, settle: Cal
 def _rounding(f, magnitudes) -> bool:
     """Whether every residual is within rounding (``SETTLED``) of its terms' magnitude."""
     return bool(np.all(np.abs(f) <= SETTLED * magnitudes))
-
-
-def _applied(residual, z, dz):
-    """``(z - dz, residual there)``: the last correction applied, or None when the residual
-    is not finite there (then ``z``, within ``tol`` weights of the solution, stands)."""
-    z_new = z - dz
-    if not np.isfinite(z_new).all():
-        return None
-    f_new = residual(z_new)
-    return (z_new, f_new) if np.isfinite(f_new).all() else None
