@@ -1,5 +1,6 @@
 """``python -m bench``: every benchmark (``--only causal|stickslip|clutches|sweep|circuits|planar|validation``
-for one; ``--help``).
+for one; ``--help``), and ``--only ngspice``, the comparison of circuits with ngspice (it needs
+ngspice installed; not part of the run of every benchmark).
 
 Without ``--only`` the causal-chain benchmark runs first, then the stick-slip benchmark and
 CoupledClutches, then the sweep benchmark, the circuits (RC ladder, bridge rectifier), the
@@ -12,9 +13,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from . import causal_chain, circuits, double_pendulum, stick_slip, sweep, validation
+from . import causal_chain, circuits, double_pendulum, ngspice_circuits, stick_slip, sweep, validation
 
-ONLY = ("causal", "stickslip", "clutches", "sweep", "circuits", "planar", "validation")
+ONLY = ("causal", "stickslip", "clutches", "sweep", "circuits", "planar", "validation", "ngspice")
 
 
 def main(argv=None) -> int:
@@ -25,7 +26,7 @@ def main(argv=None) -> int:
     ns, rest = pre.parse_known_args(argv)
     if ns.help:
         print(__doc__)
-        print("usage: python -m bench [--only {causal,stickslip,clutches,sweep,circuits,planar,validation}] "
+        print("usage: python -m bench [--only {causal,stickslip,clutches,sweep,circuits,planar,validation,ngspice}] "
               "[options]\n")
         if ns.only in (None, "causal"):
             causal_chain.parser().print_help()
@@ -42,6 +43,8 @@ def main(argv=None) -> int:
             double_pendulum.parser().print_help()
         if ns.only in (None, "validation"):
             validation.parser().print_help()
+        if ns.only in (None, "ngspice"):
+            ngspice_circuits.parser().print_help()
         return 0
     if ns.only == "causal":
         return causal_chain.main(rest)
@@ -55,6 +58,8 @@ def main(argv=None) -> int:
         return double_pendulum.main(rest)
     if ns.only == "validation":
         return validation.main(rest)
+    if ns.only == "ngspice":
+        return ngspice_circuits.main(rest)
     causal_args, causal_left = causal_chain.parser().parse_known_args(rest)
     ss_args, ss_left = stick_slip.parser().parse_known_args(rest)
     sweep_args, sweep_left = sweep.parser().parse_known_args(rest)
