@@ -415,7 +415,8 @@ def pn_limited(new, old, Vt, critical) -> float:
         if old > 0.0:
             arg = 1.0 + (new - old) / Vt
             return old + Vt * math.log(arg) if arg > 0.0 else critical
-        return Vt * math.log(new / Vt)
+        if new > Vt:         # (a critical voltage below Vt, a huge Is, leaves a small rise be)
+            return Vt * math.log(new / Vt)
     return new
 
 
