@@ -114,8 +114,8 @@ DOMAINS = {
 NEWTON_MAX = 60
 # Newton's test: the correction within this fraction of each unknown's error weight
 # relTol |z| + absTol (the diagram's tolerances), then applied (Newton's quadratic
-# convergence leaves far less); a stalled Newton whose residual is within one weight has
-# converged too (roots.newton's ``settle``)
+# convergence leaves far less); one that no longer gains with its residual at the rounding
+# of its terms has converged too (roots.newton's ``settle``)
 NEWTON_TOL = 0.1
 MODE_ITERATIONS = 50
 TIE_TOLERANCE = 1e-12   # relative to the island's largest unknown: a relation this close to 0 is a tie
