@@ -160,8 +160,8 @@ def mosfet(name, d, g, s, pmos=False, Beta=1e-3, Vt=1.0):
     return Part(name, kind, {"D": d, "G": g, "S": s}, {"Beta": Beta, "Vt": Vt},
                 [f"M{name} {d} {g} {s} {s} M_{name} W=1u L=1u",
                  f".model M_{name} {kind} (LEVEL=1 KP={Beta!r} VTO={-Vt if pmos else Vt!r} LAMBDA=0 GAMMA=0)"],
-                mapping=f"{kind} {name} (Beta {Beta:g}, Vt {Vt:g}): level 1, KP = Beta, VTO = {'-' if pmos else '+'}Vt, "
-                        "W = L, LAMBDA = GAMMA = 0, bulk on source")
+                mapping=f"{kind} {name} (Beta {Beta:g}, Vt {Vt:g}): level 1, KP = Beta, "
+                        f"VTO = {'-' if pmos else '+'}Vt, W = L, LAMBDA = GAMMA = 0, bulk on source")
 
 
 def opamp(name, inp, inn, out):

@@ -32,11 +32,10 @@ class AlgebraicSolve:
     search for a sign change of g around the last z refined by brentq. Their result is
     accepted when its correction, with a Jacobian differenced over ``ACCEPT_STEP`` relative
     and at least ``ACCEPT_WEIGHTS`` weights (so that a jump of g across 0 is not taken for a
-    root), is within ``LOOSE`` weights; otherwise
-    the solve fails with ``constraint_unsolvable`` naming the blocks (a ``SolveFailed``:
-    at a solver's trial point the step is retried smaller, see ``engine.hybrid``). Every
-    path does a bounded number of residual evaluations (a few per solve when the solution
-    moves smoothly)."""
+    root), is within ``LOOSE`` weights; otherwise the solve fails with
+    ``constraint_unsolvable`` naming the blocks (a ``SolveFailed``: at a solver's trial
+    point the step is retried smaller, see ``engine.hybrid``). Every path does a bounded
+    number of residual evaluations (a few per solve when the solution moves smoothly)."""
 
     # in error weights relTol |z| + absTol: at the default tolerances (1e-6, 1e-8) a unit z
     # is solved to ~1e-12 and accepted to ~1e-7 (a double root, where Newton creeps, to the
@@ -107,8 +106,9 @@ class AlgebraicSolve:
         self._fail(z0)
 
     def _newton(self, z, f):
-        result = roots.newton(self.residual, z, weights=self.weights, tol=self.TIGHT, max_iterations=self.MAX_NEWTON,
-                              halvings=self.MAX_HALVINGS, broyden=True, start_jacobian=self.jac, f0=f)
+        result = roots.newton(self.residual, z, weights=self.weights, tol=self.TIGHT,
+                              max_iterations=self.MAX_NEWTON, halvings=self.MAX_HALVINGS, broyden=True,
+                              start_jacobian=self.jac, f0=f)
         if result.converged:
             self.jac = result.jacobian
             return result.z
