@@ -157,6 +157,13 @@ class SimulationError(NFlowError):
     kind = "simulation"
 
 
+class SolveFailed(SimulationError):
+    """An algebraic solve (Newton) that found no solution at the point it was asked about.
+    At an integrator's trial point that is a rejected step (``engine.hybrid`` retries it
+    smaller, as DASSL/IDA do after a corrector failure); anywhere else, and below the
+    minimum step, it is the error itself (its ``code`` names what failed)."""
+
+
 def out_of_memory(doing: str) -> SimulationError:
     """The typed error for a MemoryError while ``doing`` something (raise it outside the
     ``except MemoryError`` block, so the failed work's memory is released first)."""

@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from ..errors import SimulationError
+from ..errors import SolveFailed
 from ..parts import AlgebraicPart
 from .algebraic import AlgebraicSolve
 from .context import call, call_all
@@ -103,8 +103,11 @@ class PlanSystem:
         # a finite sum of squares has every term finite (an infinity or a NaN would carry
         # over); only an overflowing one, which finite terms may give, is looked at closely
         if not math.isfinite(xdot.dot(xdot)) and not np.isfinite(xdot).all():
-            raise SimulationError("non_finite_state", f"the state derivative is not finite at t = {t:.9g} "
-                                  "(an infinite or NaN input, or a parameter outside the floating-point range)")
+            # at a solver's trial point a rejected step (engine.hybrid): a smaller one may stay
+            # finite (a junction's current overflows only far forward)
+            raise SolveFailed("non_finite_state", f"the state derivative is not finite at t = {t:.9g} "
+                              "(an infinite or NaN input, a current that overflows, or a parameter outside the "
+                              "floating-point range)")
         return xdot
 
     def event_functions(self, t, x):

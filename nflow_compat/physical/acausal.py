@@ -83,7 +83,7 @@ from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import breadth_first_order, maximum_bipartite_matching
 
 from .. import roots
-from ..errors import DiagramError, SimulationError
+from ..errors import DiagramError, SimulationError, SolveFailed
 from . import float_derivative
 from .events import PhysicalEvent
 from .nodes import AffineUnionFind, connected_elements, join_pins
@@ -121,15 +121,14 @@ DOMAINS = {
 }
 
 NEWTON_MAX = 60
-NEWTON_TOL = 1e-10
+# Newton's test: the correction within this fraction of each unknown's error weight
+# relTol |z| + absTol (the diagram's tolerances), then applied (Newton's quadratic
+# convergence leaves far less); one that no longer gains with its residual at the rounding
+# of its terms has converged too (roots.newton's ``settle``)
+NEWTON_TOL = 0.1
 MODE_ITERATIONS = 50
 TIE_TOLERANCE = 1e-12   # relative to the island's largest unknown: a relation this close to 0 is a tie
-EXP_LIMIT = 700.0      # exp() arguments are clipped here while Newton searches (never at a solution)
 FLOAT_STATES = 4       # an island with at most this many states computes its derivative on floats
-
-
-def safe_exp(x: float) -> float:
-    return math.exp(x if x < EXP_LIMIT else EXP_LIMIT)
 
 
 class Lin:
@@ -352,6 +351,7 @@ class _Nonlinear:
     name: str
     switch: int | None = None   # a moded term: the index of its element among the switches
     value: Callable | None = None   # the residual alone, of sequences of floats (explicit evaluation)
+    limit: Callable | None = None   # (z_local, step_local) -> the fraction of a Newton step it accepts
 
 
 @dataclass
@@ -495,13 +495,15 @@ class Stamp:
         self.source(self._pin_rows[p], coef, **kw)
         self.source(self._pin_rows[n], -coef, **kw)
 
-    def nonlinear(self, rows, cols, fn, inputs=(), moded=False, value=None):
+    def nonlinear(self, rows, cols, fn, inputs=(), moded=False, value=None, limit=None):
         """Rows ``rows`` get ``fn(z[cols], u[inputs], t)[0]``; ``fn`` also returns the
         Jacobian with respect to ``z[cols]`` (rows x cols), or a function giving it when
         asked (a law that only has a difference Jacobian). ``moded``: ``fn`` takes the
         element's branch as a fourth argument (a switching element). ``value``: the same
         residual alone, taking lists of floats (the fast evaluation of a term of the
-        states)."""
+        states). ``limit(z[cols], step)``: the largest fraction of a Newton step (the change
+        ``step`` of ``z[cols]``) the law accepts, in (0, 1] (a junction's voltage limiting,
+        ``electrical``); see ``DaeIsland._newton``."""
         switch = None
         if moded:
             if self._switch is None:
@@ -511,7 +513,7 @@ class Stamp:
             def value(z, u, t, *branch):
                 return fn(np.array(z, dtype=float), np.array(u, dtype=float), t, *branch)[0]
         self._net.nonlinear.append(_Nonlinear(list(rows), list(cols), list(inputs), fn, self.element.name, switch,
-                                              value))
+                                              value, limit))
 
     def acceleration(self, pin) -> Lin:
         """The pin's acceleration: an unknown of its group (made on first use, with the row
@@ -649,10 +651,12 @@ class Network:
     def connect(self, a: str, b: str):
         self.connections.append((a, b))
 
-    def build(self) -> list:
+    def build(self, tolerances: tuple) -> list:
+        """The islands; ``tolerances``: the diagram's ``(relTol, absTol)``, the error weights
+        of their Newton solves."""
         node_of = join_pins(self.pin_domains, self.connections)
         element_pins = {name: [f"{name}.{pin}" for pin in el.pins] for name, el in self.elements.items()}
-        return [_compile([self.elements[m] for m in members], node_of, self.pin_domains)
+        return [_compile([self.elements[m] for m in members], node_of, self.pin_domains, tolerances)
                 for members in connected_elements(element_pins, node_of)]
 
 
@@ -686,7 +690,7 @@ def _tie_nodes(elements: list, node_of: dict, nodes) -> AffineUnionFind:
     return ties
 
 
-def _compile(elements: list, node_of: dict, pin_domains: dict) -> "DaeIsland":
+def _compile(elements: list, node_of: dict, pin_domains: dict, tolerances: tuple) -> "DaeIsland":
     asm = _Assembly()
     node_pins: dict = {}
     for el in elements:
@@ -753,7 +757,7 @@ def _compile(elements: list, node_of: dict, pin_domains: dict) -> "DaeIsland":
             n_inputs += 1
         handles[el.name] = (pin_at, unknowns)
         el.stamp(Stamp(asm, el, pin_at, unknowns, inputs))
-    return DaeIsland(asm, elements, input_names, input_slots, handles, domains_here)
+    return DaeIsland(asm, elements, input_names, input_slots, handles, domains_here, tolerances)
 
 
 # ----------------------------------------------------------------------------- the island
@@ -821,7 +825,7 @@ class DaeIsland:
     functions of the switching elements, event iteration, probes for sensors."""
 
     def __init__(self, asm: _Assembly, elements: list, input_names: list, input_slots: dict, handles: dict,
-                 domains=("electrical",)):
+                 domains: set, tolerances: tuple):
         n, m = len(asm.col_names), len(asm.row_owner)
         self._singular_causes = "; ".join(dict.fromkeys(DOMAINS[d].singular for d in sorted(domains)))
         self._over_started = "; ".join(dict.fromkeys(DOMAINS[d].over_started for d in sorted(domains)))
@@ -880,6 +884,8 @@ class DaeIsland:
         explicit = [all(c is None or c in states for c in term.cols) for term in self._nonlinear]
         self._explicit = [term for term, yes in zip(self._nonlinear, explicit) if yes]
         self._implicit = [term for term, yes in zip(self._nonlinear, explicit) if not yes]
+        self._limited = [term for term in self._implicit if term.limit is not None]
+        self._weights = roots.error_weights(*tolerances)
         self._prepare_explicit()
         self._reading_views = [_View(self, k, 0.0, None, None, False, False) for k in range(len(self._switches))]
         self._linear_cache: dict = {}
@@ -1049,6 +1055,19 @@ class DaeIsland:
                         if col is not None:
                             jac[row, col] += d[i][j]
         return res, jac
+
+    def _magnitudes(self, z, u, t, modes, A, c) -> np.ndarray:
+        """The magnitude of the terms each equation row sums at ``z`` (their rounding bounds
+        the residual's): ``|A||z| + |c|`` and every non-linear term's absolute value."""
+        out = np.abs(A) @ np.abs(z) + np.abs(c)
+        for term in self._nonlinear:
+            zl = np.array([z[col] if col is not None else 0.0 for col in term.cols])
+            ul = u[term.inputs] if term.inputs else u[:0]
+            val = term.fn(zl, ul, t)[0] if term.switch is None else term.fn(zl, ul, t, modes[term.switch])[0]
+            for i, row in enumerate(term.rows):
+                if row is not None:
+                    out[row] += abs(val[i])
+        return out
 
     def _linear(self, modes) -> "_Eliminated":
         """Per mode: the algebraic part of a linear island eliminated, so that
@@ -1271,6 +1290,14 @@ class DaeIsland:
         return z
 
     def _newton(self, t, w1, u, c, modes):
+        """The unknowns at states ``w1``: Newton on the algebraic part ``w2`` from the last
+        solution, converged when the correction is within ``NEWTON_TOL`` of every unknown's
+        error weight (``relTol |z| + absTol``, the diagram's: volts and amperes each against
+        their own scale), that correction then applied. With junctions among the terms each
+        step goes as far as they accept (SPICE's voltage limiting, ``Stamp.nonlinear``'s
+        ``limit``; no residual test, whose rows mix units); otherwise it is halved until
+        the largest residual decreases. No solution: ``SolveFailed`` (at an integrator's
+        trial point a rejected step, ``engine.hybrid``)."""
         A = self._linear(modes).A
         U2t, V1, V2 = self._U2t, self._V1, self._V2
         base = V1 @ w1
@@ -1283,22 +1310,49 @@ class DaeIsland:
         def jacobian(w2):
             return U2t @ (A + self._nl(base + V2 @ w2, u, t, True, modes)[1]) @ V2
 
+        if self.state_columns is not None:      # w2 are unknowns themselves
+            weights = self._weights
+        else:
+            # a combination of unknowns weighs what its least-weighted unknown allows
+            spread = np.where(np.abs(V2) > 1e-12, np.abs(V2), np.nan)
+
+            def weights(w2):
+                return np.nanmin(self._weights(base + V2 @ w2)[:, None] / spread, axis=0)
+
+        def magnitudes(w2):
+            return np.abs(U2t) @ self._magnitudes(base + V2 @ w2, u, t, modes, A, c)
+
         if w2.size:
-            result = roots.newton(residual, w2, jacobian=jacobian, tol=NEWTON_TOL, max_iterations=NEWTON_MAX,
-                                  halvings=30)
-            if not result.converged:
-                raise SimulationError(self._unsolvable_code, f"{self.label}: Newton's method did not converge at "
-                                      f"t = {t:.9g} (the non-linear network has no solution near the last one)")
+            limit = self._junction_limit(base, V2) if self._limited else None
+            # from the last solution, else from zero (that solution may belong to a trial
+            # point far from this one: a rejected step's, with a junction at 1e40 A)
+            for start in (w2, np.zeros_like(w2)) if w2.any() else (w2,):
+                result = roots.newton(residual, start, weights=weights, tol=NEWTON_TOL, settle=magnitudes,
+                                      jacobian=jacobian, limit=limit, max_iterations=NEWTON_MAX, halvings=30)
+                if result.converged:
+                    break
+            else:
+                names = list(dict.fromkeys(term.name for term in self._implicit))
+                raise SolveFailed(self._unsolvable_code, f"{self.label}: Newton's method did not converge at "
+                                  f"t = {t:.9g} (the network of the non-linear elements "
+                                  f"{', '.join(names[:6])}{', ...' if len(names) > 6 else ''} has no solution "
+                                  "there)", block=names[0])
             w2 = result.z
-        z = base + V2 @ w2
-        nl, _ = self._nl(z, u, t, False, modes)
-        res = U2t @ (A @ z + c + nl)
-        if res.size and not float(np.max(np.abs(res))) <= 1e-8 * (1.0 + float(np.max(np.abs(c))) +
-                                                                  float(np.max(np.abs(A @ z)))):
-            raise SimulationError(self._unsolvable_code, f"{self.label}: no solution of the non-linear network at "
-                                  f"t = {t:.9g}")
         self._w2_guess = w2
-        return z
+        return base + V2 @ w2
+
+    def _junction_limit(self, base, V2) -> Callable:
+        """``limit(w2, dw2)`` of ``roots.newton``: the smallest fraction of the step
+        ``w2 - dw2`` that the limited terms accept (each at its own unknowns)."""
+        def limit(w2, dw2):
+            z, step = base + V2 @ w2, -(V2 @ dw2)
+            fraction = 1.0
+            for term in self._limited:
+                local = [z[c] if c is not None else 0.0 for c in term.cols]
+                change = [step[c] if c is not None else 0.0 for c in term.cols]
+                fraction = min(fraction, term.limit(local, change))
+            return fraction
+        return limit
 
     def derivative(self, t, x):
         lin = self._linear(self.modes)

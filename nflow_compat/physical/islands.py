@@ -188,7 +188,7 @@ def lower(diagram, ctx, S, input_slots) -> dict:
             continue
         domain = blocks[link.a].type.pins.get(link.a_pin, blocks[link.a].type.domain)
         (mechanisms if domain == planar.DOMAIN else circuit).connect(a, b_)
-    islands = mechanisms.build() + _build_circuits(circuit, acausal)
+    islands = mechanisms.build() + _build_circuits(circuit, acausal, (diagram.rel_tol, diagram.abs_tol))
     parts = [IslandPart(isl, element_names, ctx, S) for isl in islands]
     part_of = {name: part for part in parts for name in part.island.element_names}
     members = {}
@@ -246,12 +246,13 @@ def _lower_element(circuit, name, b, cls) -> Lowered:
                    probes=probes)
 
 
-def _build_circuits(circuit, acausal) -> list:
-    """The circuit islands, eliminated at once where they have no modes; an error names its
-    block (and param) with a JSON pointer."""
+def _build_circuits(circuit, acausal, tolerances) -> list:
+    """The circuit islands (their Newton solves weighted by the diagram's ``tolerances``),
+    eliminated at once where they have no modes; an error names its block (and param) with a
+    JSON pointer."""
     by_name = {_element_name(b): b for b in acausal}
     try:
-        islands = circuit.build()
+        islands = circuit.build(tolerances)
         for island in islands:
             island.eliminate_now()
         return islands

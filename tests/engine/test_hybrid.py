@@ -12,7 +12,8 @@ from hypothesis import given, settings, strategies as st
 
 import nflow_compat as nc
 from nflow_compat.engine.hybrid import STABILITY_FUNCTION, HybridGroup, integrate_hybrid, make_grid
-from nflow_compat.errors import SimulationError
+from nflow_compat.errors import SimulationError, SolveFailed
+from tests.rectifiers import rectifier
 from tests.util import blk, diagram, wire
 
 
@@ -570,6 +571,19 @@ def test_the_regularized_clutch_on_a_large_fixed_step_warns(solver):
         assert wa + 3 * wb == pytest.approx(10.0, abs=1e-9)
 
 
+@pytest.mark.parametrize("solver", ["discrete", "ode4", "ode1"])
+@pytest.mark.parametrize("dt", [1e-4, 2e-4])
+def test_a_fixed_step_across_a_diode_turning_on_warns(solver, dt):
+    # a half-wave rectifier charging 22 uF from 0 V: at the first steps a stage (RK4's last,
+    # Euler's start) sees the diode at ~0.6 V forward, tens of amperes with a time constant
+    # of ~10 ns; one step carries the load past the source (64 V from a 10 V sine): no
+    # run of suspect steps, one overshoot, which must still be reported
+    d = dict(rectifier(False, 1e3, 22e-6, solver, 0.003), sampleTime=dt)
+    (warning,) = _stiff(nc.simulate(d))
+    assert all(f"'{name}'" in warning for name in ("C", "D", "R", "V"))
+    assert float(re.search(r"time constant \(~([0-9.e+-]+) s\)", warning).group(1)) < dt / 10
+
+
 def test_a_variable_step_solver_does_not_warn():
     res = nc.simulate(_clutch("ode45"))
     assert _stiff(res) == []
@@ -662,3 +676,59 @@ def test_a_law_steep_only_between_the_stages_is_found():
     # 0 < g < 0.1 the stages give -2, +2, -2, +2 and g stays: a spurious fixed point
     assert res.x[-1][0] - res.x[-1][1] == pytest.approx(1.0 / 30.0, abs=1e-9)
     assert res.stats["stiffness"].step * res.stats["stiffness"].mode == pytest.approx(-200.0, rel=1e-3)
+
+
+# ---- a solve that fails at a trial point rejects the step
+
+class _NearSine:
+    """x' = cos t (x = sin t) whose derivative has no solution farther than ``reach`` from
+    sin t, like a network whose Newton fails at a trial point far from the last one: a
+    stage of a large step is out of reach, the same step made small is not."""
+
+    def __init__(self, reach=1e-3, until=math.inf):
+        self.reach, self.until = reach, until
+        self.failures = 0
+
+    def derivative(self, t, x):
+        if abs(x[0] - math.sin(t)) > self.reach or t > self.until:
+            self.failures += 1
+            raise SolveFailed("island_unsolvable", f"no solution at t = {t:.9g}", block="m")
+        return np.array([math.cos(t)])
+
+    def event_functions(self, t, x):
+        return np.zeros(0)
+
+    def handle_events(self, t, x, fired):
+        return x
+
+
+@pytest.mark.parametrize("method, reach, rtol", [("ode45", 1e-3, 1e-6), ("dae", 1e-5, 1e-6), ("Radau", 1e-3, 1e-4)])
+def test_a_failed_solve_at_a_trial_point_retries_the_step_smaller(method, reach, rtol):
+    # (the implicit methods' trial points are close to their solution: a narrower reach)
+    system = _NearSine(reach)
+    grid = make_grid(0.1, 3.0)
+    res = integrate_hybrid(system, [0.0], grid, method=method, rtol=rtol, atol=rtol * 1e-2, max_step=0.5)
+    assert system.failures > 0 and res.stats["rejected"] == system.failures
+    np.testing.assert_allclose(res.x[:, 0], np.sin(grid), atol=2e-5)
+
+
+def test_a_fixed_step_method_takes_the_interval_in_substeps_and_says_so():
+    # RK4's stages at h = 0.1 stray ~1.2e-3 from sin t: out of reach; at 0.025 they do not
+    system, substeps = _NearSine(), []
+    grid = make_grid(0.1, 1.0)
+    res = integrate_hybrid(system, [0.0], grid, method="ode4", substeps=substeps)
+    assert [round(t, 12) for t in res.t] == [round(t, 12) for t in grid]
+    assert substeps and all(isinstance(err, SolveFailed) for _, _, err in substeps)
+    assert min(h for _, h, _ in substeps) >= 0.1 / 8
+    np.testing.assert_allclose(res.x[:, 0], np.sin(grid), atol=1e-7)
+
+
+@pytest.mark.parametrize("method", ["ode45", "dae", "ode4"])
+def test_a_solve_failing_at_every_step_size_is_the_error(method):
+    # no solution beyond t = 0.3: the step is rejected down to the minimum, then the error
+    # is the solve's own, typed and naming its block, at its time
+    with pytest.raises(SimulationError) as err:
+        integrate_hybrid(_NearSine(reach=math.inf, until=0.3), [0.0], make_grid(0.1, 1.0), method=method)
+    assert err.value.code == "island_unsolvable" and err.value.block == "m"
+    assert "rejected down to" in err.value.message
+    assert 0.3 <= float(err.value.message.split("at t = ")[1].split(" ")[0].rstrip(";")) < 0.3 + 1e-6
