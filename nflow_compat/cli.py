@@ -20,7 +20,6 @@ import orjson
 
 from . import api, plot, shape, sweeps
 from .blocks.handlers import supported_types
-from .blocks.fmi import block_entry, describe
 from .diagram import Limits
 from .errors import DiagramError, NFlowError, SimulationError, out_of_memory
 
@@ -260,11 +259,13 @@ def _blocks(args) -> int:
 
 
 def _fmu_info(args) -> int:
+    from .blocks.fmi import describe     # the FMU handler module, only for the FMU commands
     _write(orjson.dumps(describe(Path(args.file)), option=orjson.OPT_INDENT_2).decode())
     return EXIT_OK
 
 
 def _fmu_block(args) -> int:
+    from .blocks.fmi import block_entry
     entry = block_entry(Path(args.file), args.type, args.path)
     _write(orjson.dumps(entry, option=orjson.OPT_INDENT_2).decode())
     return EXIT_OK

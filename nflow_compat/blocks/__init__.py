@@ -130,6 +130,11 @@ class Handler:
     calls: Callable | None = None
     routes_calls: bool = False
     loop_condition: bool = False
+    # lower(diagram, ctx, S, input_slots) -> {block index: its share}: the blocks whose handlers
+    # name the same function are lowered by it together before any block is built (the acausal
+    # blocks onto the physical networks, ``physical.islands.lower``); a block's share is its
+    # ``io.physical``. The plan calls only the functions of the types it holds
+    lower: Callable | None = None
 
 
 REGISTRY: dict[str, Handler] = {}
@@ -152,7 +157,7 @@ def block(type_name: str, *, widths=None, feedthrough=True, complex=REAL_ONLY, *
     returning one of those. ``complex`` is the type's ``(accepts, output)`` complex
     support (see ``ComplexSupport``; default: real inputs only, real outputs). ``declared``:
     the further ``Handler`` fields the engine reads (``pure``, ``reads_after_step``,
-    ``prepare``, the execution-group roles)."""
+    ``prepare``, the execution-group roles, ``lower``)."""
     support = ComplexSupport(*complex)
     if support.output not in (-1, 0, 1):
         raise ValueError(f"{type_name}: complex output must be -1, 0 or 1, not {support.output!r}")

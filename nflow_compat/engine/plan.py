@@ -14,11 +14,10 @@ from contextlib import contextmanager
 import numpy as np
 
 from ..blocks import NOT_RUNNABLE, BlockIO, Phases
-from ..blocks.handlers import load_all
+from ..blocks.handlers import handlers_for
 from ..diagram import Diagram, Limits
 from ..errors import NFlowError, SimulationError
 from ..files import BASE_DIR_KEY
-from ..physical import islands
 from . import ordering
 from .budget import Budget, check_work
 from .context import Ctx
@@ -39,7 +38,7 @@ class Plan:
             self._compile(diagram, limits, base_dir, closures_only)
 
     def _compile(self, diagram: Diagram, limits: Limits | None, base_dir, closures_only: bool) -> None:
-        registry = load_all()
+        registry = handlers_for({b.type.type for b in diagram.blocks})
         self.diagram = diagram
         self.limits = limits or Limits()
         blocks = diagram.blocks
@@ -86,7 +85,9 @@ class Plan:
         self.ctx.shared[BASE_DIR_KEY] = base_dir
         self.phases: list[Phases] = []
         self.output_slots = []     # per block, the slots of its output ports in port order
-        members = islands.lower(diagram, self.ctx, self.S, self.input_slots)
+        members = {}
+        for lower in dict.fromkeys(h.lower for h in handlers if h.lower is not None):
+            members.update(lower(diagram, self.ctx, self.S, self.input_slots))
         index_of = {b.id: b.index for b in blocks}
         block_ids = tuple(index_of)
         bound_slots = set()    # slots read through bindings, outside the wiring

@@ -11,7 +11,6 @@ from .. import run_warnings
 from ..errors import NFlowError, SimulationError, clip_message, out_of_memory
 from .context import blamed, call, call_all
 from .fixed_step import run_fixed_step
-from .solver_driven import run_solver_driven
 
 # Solvers the fixed-step loop serves exactly; others need continuous-state support.
 FIXED_STEP_SOLVERS = ("discrete", "ode1")
@@ -57,6 +56,13 @@ def run_plan(plan, progress=None) -> dict:
         for f in plan.finalize:
             f()
     raise out_of_memory(f"running the diagram (at t = {plan.ctx.t:.9g})")
+
+
+def run_solver_driven(plan, progress) -> int:
+    """The solver-driven loop, imported (with scipy's integrators and root finder) by the
+    first plan with continuous parts: a fixed-step run never loads it."""
+    from .solver_driven import run_solver_driven as run
+    return run(plan, progress)
 
 
 def _locate(plan, err: NFlowError) -> None:
