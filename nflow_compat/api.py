@@ -188,6 +188,16 @@ def simulate_json(text, *, allow_nan: bool = False, limits: Limits | None = None
                                                     allow_nan=allow_nan), "running the diagram and writing its result")
 
 
+def run_to(out, plan: Plan, *, allow_nan: bool = False, progress=None) -> None:
+    """One run of the compiled ``plan``, its result written to the binary stream ``out`` as
+    ``simulate_to`` writes it (``nflow-sim serve`` runs the plan of a repeated request so)."""
+    def run_and_write():
+        with expression_limits(plan.limits):
+            result = plan.run(progress=progress)
+        results.write_json(result, out, allow_nan=allow_nan)
+    _or_out_of_memory(run_and_write, "running the diagram and writing its result")
+
+
 def simulate_to(out, text, *, allow_nan: bool = False, limits: Limits | None = None, base_dir=None,
                 progress=None) -> None:
     """``simulate_json``'s text written to the binary stream ``out`` a piece at a time

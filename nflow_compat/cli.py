@@ -1,4 +1,4 @@
-"""``nflow-sim``: a stdin/stdout pipe by default, plus run/validate/schema/blocks/fmu-info/fmu-block/plot/sweep.
+"""``nflow-sim``: a stdin/stdout pipe by default, plus run/serve/validate/schema/blocks/fmu-info/fmu-block/plot/sweep.
 
 Exit codes: 0 success, 2 the diagram is wrong, 1 running it failed, 130 interrupted (Ctrl-C).
 On error stdout carries ``{"status": "error", "error": {...}}`` and stderr the message.
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import orjson
 
-from . import api, plot, shape, sweeps
+from . import api, plot, serve, shape, sweeps
 from .blocks.handlers import supported_types
 from .diagram import Limits
 from .errors import DiagramError, NFlowError, SimulationError, out_of_memory
@@ -211,6 +211,12 @@ def _simulate(args) -> int:
     return EXIT_OK
 
 
+def _serve(args) -> int:
+    """One diagram per line on stdin, one result (or error) line each on stdout (``serve.py``)."""
+    return serve.serve(sys.stdin.buffer, sys.stdout.buffer, limits=args.limits, allow_nan=args.allow_nan,
+                       base_dir=args.base_dir or os.getcwd())
+
+
 def _validate(args) -> int:
     limits = args.limits
     diagram = api.validate(api.load_json(_read(args.file, limits.max_input_bytes), limits=limits), limits=limits)
@@ -347,6 +353,10 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("-o", "--output", help="write the result here instead of stdout")
     _add_common(run, simulates=True, top=False)
     run.set_defaults(func=_simulate)
+    srv = sub.add_parser("serve", help="answer many diagrams in one process: one diagram JSON per line on stdin, "
+                         "one result (or error) JSON line each on stdout, in order")
+    _add_common(srv, simulates=True, top=False)
+    srv.set_defaults(func=_serve)
     val = sub.add_parser("validate", help="check FILE without running it")
     val.add_argument("file")
     _add_common(val, simulates=False, top=False)

@@ -135,6 +135,9 @@ class Handler:
     # blocks onto the physical networks, ``physical.islands.lower``); a block's share is its
     # ``io.physical``. The plan calls only the functions of the types it holds
     lower: Callable | None = None
+    # its plan holds what it read from files while compiling (a fileSource's samples, an FMU):
+    # such a plan is compiled again for every request that names it (nflow-sim serve)
+    reads_files: bool = False
 
 
 REGISTRY: dict[str, Handler] = {}
@@ -157,7 +160,7 @@ def block(type_name: str, *, widths=None, feedthrough=True, complex=REAL_ONLY, *
     returning one of those. ``complex`` is the type's ``(accepts, output)`` complex
     support (see ``ComplexSupport``; default: real inputs only, real outputs). ``declared``:
     the further ``Handler`` fields the engine reads (``pure``, ``reads_after_step``,
-    ``prepare``, the execution-group roles, ``lower``)."""
+    ``prepare``, the execution-group roles, ``lower``, ``reads_files``)."""
     support = ComplexSupport(*complex)
     if support.output not in (-1, 0, 1):
         raise ValueError(f"{type_name}: complex output must be -1, 0 or 1, not {support.output!r}")

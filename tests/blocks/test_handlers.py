@@ -6,7 +6,7 @@ import json
 import subprocess
 import sys
 
-from nflow_compat.blocks.handlers import LOADER_OF_LIBRARY, handlers_for, supported_types
+from nflow_compat.blocks.handlers import LOADER_OF_LIBRARY, handlers_for, load_all, supported_types
 from nflow_compat.manifests import block_types, libraries
 
 CHILD = """
@@ -41,3 +41,8 @@ def test_handlers_for_answers_the_types_asked_for():
     registry = handlers_for(["sine", "Mass"])
     assert {"sine", "Mass"} <= set(registry)
     assert set(block_types()) - set(handlers_for(block_types())) == {"nelsonFunction", "modelica"}
+
+
+def test_the_types_whose_plans_read_files_say_so():
+    # nflow-sim serve compiles their requests again each time (a file may have changed)
+    assert {t for t, h in load_all().items() if h.reads_files} == {"fileSource", "fmu", "fmuMe"}
