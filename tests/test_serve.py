@@ -82,3 +82,19 @@ def test_errors_are_reply_lines():
     assert orjson.loads(server.answer(b"{oops"))["error"]["code"] == "bad_json"
     assert orjson.loads(server.answer(None))["error"]["code"] == "input_too_large"
     assert not server.cache.plans
+
+
+def test_every_cache_a_request_can_fill_has_a_size_limit():
+    # what lets a long-running server keep its memory bounded over requests it has never seen
+    import inspect
+    import sys
+
+    from nflow_compat.blocks.handlers import load_all
+    load_all()
+    import nflow_compat.physical.islands  # noqa: F401
+    cached = [(name, attr) for name, module in list(sys.modules.items()) if name.startswith("nflow_compat")
+              for attr in vars(module).values() if hasattr(attr, "cache_info") and hasattr(attr, "__wrapped__")]
+    assert len(cached) >= 6
+    unbounded = [f"{name}.{fn.__wrapped__.__name__}" for name, fn in cached
+                 if fn.cache_info().maxsize is None and inspect.signature(fn.__wrapped__).parameters]
+    assert unbounded == []

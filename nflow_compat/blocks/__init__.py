@@ -307,7 +307,7 @@ def pointwise(io: BlockIO, ports: tuple, vector: Callable, *, code: Code | None 
     return Phases(algebraic=algebraic, **fields)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.lru_cache(maxsize=1024)   # bounded: a template text may depend on a port count
 def _template_functions(text: str, arity: int, constants: tuple) -> tuple:
     """Two makers compiled once per template (``Code.algebraic`` of an element-wise block,
     ours, never a user string): ``make_closure(S, o, slot0, ..., *constant values)``, the
