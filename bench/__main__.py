@@ -11,7 +11,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from . import causal_chain, circuits, double_pendulum, ngspice_circuits, rerun, stick_slip, sweep, validation
+from . import (causal_chain, circuits, double_pendulum, ngspice_circuits, rerun, serve, startup, stick_slip,
+               sweep, validation)
 
 # --only NAME -> (the benchmark's module, the arguments that select it there)
 BENCHMARKS = {
@@ -24,9 +25,11 @@ BENCHMARKS = {
     "validation": (validation, []),
     "rerun": (rerun, []),
     "ngspice": (ngspice_circuits, []),
+    "startup": (startup, []),
+    "serve": (serve, []),
 }
 # what a run without --only runs, in this order (stick_slip's whole run includes CoupledClutches)
-WHOLE_SET = (causal_chain, stick_slip, sweep, circuits, double_pendulum, validation, rerun)
+WHOLE_SET = (causal_chain, stick_slip, sweep, circuits, double_pendulum, validation, rerun, startup, serve)
 
 
 def main(argv=None) -> int:

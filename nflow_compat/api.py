@@ -23,7 +23,7 @@ import re
 from collections.abc import Callable
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, BinaryIO, Sequence, Union
+from typing import TYPE_CHECKING, Any, BinaryIO, Sequence, Union
 
 import numpy as np
 import orjson
@@ -31,10 +31,12 @@ import orjson
 from . import expr, progress as progress_bars, results
 from .diagram import Diagram, Limits, parse
 from .engine import Plan
-from .engine import linearize
 from .params import Binder, json_copy
 from .result import Result
 from .errors import DiagramError, NFlowError, SimulationError, out_of_memory
+
+if TYPE_CHECKING:                 # linmod / trim load the solver-side system (scipy) when called
+    from .engine import linearize
 
 JSONText = Union[str, bytes, bytearray, memoryview]
 """Diagram JSON as text or its UTF-8 bytes (a leading byte order mark is skipped)."""
@@ -418,6 +420,16 @@ def simulate_json(text: JSONText, *, params: Params | None = None, allow_nan: bo
                              "running the diagram and writing its result")
 
 
+def run_to(out, plan: Plan, *, allow_nan: bool = False, progress=None) -> None:
+    """One run of the compiled ``plan``, its result written to the binary stream ``out`` as
+    ``simulate_to`` writes it (``nflow-sim serve`` runs the plan of a repeated request so)."""
+    def run_and_write():
+        with expression_limits(plan.limits):
+            result = plan.run(progress=progress)
+        results.write_json(result, out, allow_nan=allow_nan)
+    _or_out_of_memory(run_and_write, "running the diagram and writing its result")
+
+
 def simulate_to(out: BinaryIO, text: JSONText, *, params: Params | None = None, allow_nan: bool = False,
                 limits: Limits | None = None, base_dir: BaseDir = None, progress: Progress | None = None) -> None:
     """Run diagram JSON and write the result's JSON text to a binary stream, a piece at a time.
@@ -599,6 +611,7 @@ def linmod(diagram: dict[str, Any], x0: Sequence[float] | None = None, u0: Seque
     >>> [s.name for s in nc.linmod(diagram).inputs]
     ['u']
     """
+    from .engine import linearize      # the plan as a hybrid system: scipy, only for linmod / trim
     with expression_limits(limits), _typed_errors():
         model = linearize.Model(validate(diagram, limits=limits), limits, base_dir)
         return linearize.linmod(model, x0, u0)
@@ -654,6 +667,7 @@ def trim(diagram: dict[str, Any], x0: Sequence[float] | None = None, u0: Sequenc
     >>> x.round(9).tolist(), y.round(9).tolist(), nc.trim(diagram, u0=[2.0]).converged
     ([1.0], [1.0], True)
     """
+    from .engine import linearize      # the plan as a hybrid system: scipy, only for linmod / trim
     with expression_limits(limits), _typed_errors():
         model = linearize.Model(validate(diagram, limits=limits), limits, base_dir)
         return linearize.trim(model, x0, u0)

@@ -1,4 +1,4 @@
-"""``nflow-sim``: a stdin/stdout pipe by default, plus run/validate/schema/blocks/fmu-info/fmu-block/plot/sweep/linmod/trim.
+"""``nflow-sim``: a stdin/stdout pipe by default, plus run/serve/validate/schema/blocks/fmu-info/fmu-block/plot/sweep/linmod/trim.
 
 Exit codes: 0 success, 2 the diagram is wrong, 1 running it failed, 130 interrupted (Ctrl-C).
 On error stdout carries ``{"status": "error", "error": {...}}`` and stderr the message.
@@ -18,11 +18,9 @@ from pathlib import Path
 
 import orjson
 
-from . import api, formats, plotting, shape, sweeps
+from . import api, formats, plotting, serve, shape, sweeps
 from .blocks.handlers import supported_types
-from .blocks.fmi import block_entry, describe
 from .diagram import Limits
-from . import __version__
 from .engine.columns import columns
 from .result import Result
 from .errors import DiagramError, NFlowError, SimulationError, did_you_mean, out_of_memory
@@ -219,6 +217,12 @@ def _simulate(args) -> int:
     return EXIT_OK
 
 
+def _serve(args) -> int:
+    """One diagram per line on stdin, one result (or error) line each on stdout (``serve.py``)."""
+    return serve.serve(sys.stdin.buffer, sys.stdout.buffer, limits=args.limits, allow_nan=args.allow_nan,
+                       base_dir=args.base_dir or os.getcwd())
+
+
 def _validate(args) -> int:
     limits = args.limits
     doc = api.unwrap_fixture(api.load_json(_read(args.file, limits.max_input_bytes), limits=limits))
@@ -279,6 +283,7 @@ def _blocks(args) -> int:
 
 
 def _fmu_info(args) -> int:
+    from .blocks.fmi import describe     # the FMU handler module, only for the FMU commands
     info = describe(Path(args.file))
     _write(orjson.dumps(info, option=orjson.OPT_INDENT_2).decode() if args.json else _fmu_table(info))
     return EXIT_OK
@@ -311,6 +316,7 @@ def _fmu_table(info: dict) -> str:
 
 
 def _fmu_block(args) -> int:
+    from .blocks.fmi import block_entry
     entry = block_entry(Path(args.file), args.type, args.path)
     _write(orjson.dumps(entry, option=orjson.OPT_INDENT_2).decode())
     return EXIT_OK
@@ -400,10 +406,20 @@ def _add_common(p: argparse.ArgumentParser, *, simulates: bool, top: bool) -> No
                         "file's directory; for the pipe, the current directory)")
 
 
+class _Version(argparse.Action):
+    """--version: the installed package's version, read from its metadata only when asked
+    (``nflow_compat.__version__``; a cold pipe call never pays for it)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from . import __version__
+        sys.stdout.write(f"nflow-sim {__version__}\n")
+        parser.exit()
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="nflow-sim", description="Run nflow block diagrams. With no command, "
                                 "reads a diagram on stdin and writes the result on stdout.")
-    p.add_argument("--version", action="version", version=f"nflow-sim {__version__}")
+    p.add_argument("--version", action=_Version, nargs=0, help="print nflow-sim's version and exit")
     _add_common(p, simulates=True, top=True)
     sub = p.add_subparsers(dest="command")
     run = sub.add_parser("run", help="simulate FILE")
@@ -414,6 +430,10 @@ def _parser() -> argparse.ArgumentParser:
                      help="the output format whatever the extension (for stdout: json by default)")
     _add_common(run, simulates=True, top=False)
     run.set_defaults(func=_simulate)
+    srv = sub.add_parser("serve", help="answer many diagrams in one process: one diagram JSON per line on stdin, "
+                         "one result (or error) JSON line each on stdout, in order")
+    _add_common(srv, simulates=True, top=False)
+    srv.set_defaults(func=_serve)
     val = sub.add_parser("validate", help="check FILE without running it")
     val.add_argument("file")
     _add_common(val, simulates=False, top=False)

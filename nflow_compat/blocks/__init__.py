@@ -149,6 +149,14 @@ class Handler:
     # the solver's system under every solver (a model-exchange FMU)
     solvers: tuple = SOLVERS
     solver_role: str | None = None
+    # lower(diagram, ctx, S, input_slots) -> {block index: its share}: the blocks whose handlers
+    # name the same function are lowered by it together before any block is built (the acausal
+    # blocks onto the physical networks, ``physical.islands.lower``); a block's share is its
+    # ``io.physical``. The plan calls only the functions of the types it holds
+    lower: Callable | None = None
+    # its plan holds what it read from files while compiling (a fileSource's samples, an FMU):
+    # such a plan is compiled again for every request that names it (nflow-sim serve)
+    reads_files: bool = False
 
 
 REGISTRY: dict[str, Handler] = {}
@@ -169,8 +177,8 @@ def block(type_name: str, *, widths=None, feedthrough=True, complex=REAL_ONLY, *
     returning one of those. ``complex`` is the type's ``(accepts, output)`` complex
     support (see ``ComplexSupport``; default: real inputs only, real outputs). ``declared``:
     the further ``Handler`` fields the engine reads (``pure``, ``reads_after_step``,
-    ``prepare``, the execution-group roles) and those that say how it runs under the
-    solvers (``solvers``, ``solver_role``)."""
+    ``prepare``, the execution-group roles, ``lower``, ``reads_files``) and those that say
+    how it runs under the solvers (``solvers``, ``solver_role``)."""
     support = ComplexSupport(*complex)
     if support.output not in (-1, 0, 1):
         raise ValueError(f"{type_name}: complex output must be -1, 0 or 1, not {support.output!r}")
@@ -326,7 +334,7 @@ def pointwise(io: BlockIO, ports: tuple, vector: Callable, *, code: Code | None 
     return Phases(algebraic=algebraic, **fields)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.lru_cache(maxsize=1024)   # bounded: a template text may depend on a port count
 def _template_functions(text: str, arity: int, constants: tuple) -> tuple:
     """Two makers compiled once per template (``Code.algebraic`` of an element-wise block,
     ours, never a user string): ``make_closure(S, o, slot0, ..., *constant values)``, the

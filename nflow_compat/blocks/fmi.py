@@ -641,7 +641,7 @@ def _split_outputs(unit):
     return ports, [k for k in ports if unit.feeds[k]]
 
 
-@block("fmu", widths=scalar_out, feedthrough=False)
+@block("fmu", widths=scalar_out, feedthrough=False, reads_files=True)
 def fmu(io):
     """Co-simulation (see the module docstring): OUTPUT emits the outputs at the current
     communication point, ALGEBRAIC (only with direct feedthrough) re-reads the outputs that
@@ -793,7 +793,7 @@ class FmuPart:
         return self.next_event
 
 
-@block("fmuMe", widths=scalar_out, feedthrough=False, solver_role="part")
+@block("fmuMe", widths=scalar_out, feedthrough=False, solver_role="part", reads_files=True)
 def fmu_me(io):
     """Model exchange (see the module docstring and ``FmuPart``): OUTPUT emits the outputs
     that do not depend on the inputs, at the state the solver gives; ALGEBRAIC the others,

@@ -794,7 +794,8 @@ def _file_source_widths(block, in_widths):
     return [width] * block.outputs
 
 
-@block("fileSource", widths=_file_source_widths, feedthrough=False, prepare=preload_file_source)
+@block("fileSource", widths=_file_source_widths, feedthrough=False, prepare=preload_file_source,
+       reads_files=True)
 def file_source(io):
     """Piecewise-constant playback, as nflow's handler: the value of the last sample whose
     time is <= t (the first sample before the first time); 0 with no samples, and 0 for

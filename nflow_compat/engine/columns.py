@@ -16,8 +16,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..physical.nodes import join_pins
-
 
 @dataclass(frozen=True)
 class Signal:
@@ -87,6 +85,7 @@ class _Namer:
         if not block.type.acausal:
             return ()
         if self._attached is None:
+            from ..physical.nodes import join_pins    # scipy's DisjointSet: only for a diagram with physical links
             links = [((k.a, k.a_pin), (k.b, k.b_pin)) for k in self.plan.diagram.links]
             self._attached = {}
             for (i, _), node in join_pins(sorted({p for link in links for p in link}), links).items():

@@ -19,12 +19,11 @@ import numpy as np
 
 from .. import progress as progress_bars
 from ..blocks import NOT_RUNNABLE, BlockIO, Phases
-from ..blocks.handlers import load_all
+from ..blocks.handlers import handlers_for
 from ..diagram import Diagram, Limits
 from ..errors import NFlowError, SimulationError
 from ..files import BASE_DIR_KEY
 from ..params import Binder
-from ..physical import islands
 from . import columns, ordering
 from .budget import Budget, check_work
 from .context import Ctx
@@ -53,7 +52,7 @@ class Plan:
             self._compile(diagram, limits, base_dir, closures_only, _base)
 
     def _compile(self, diagram: Diagram, limits: Limits | None, base_dir, closures_only: bool, base) -> None:
-        registry = load_all()
+        registry = handlers_for({b.type.type for b in diagram.blocks})
         self.limits = limits or Limits()
         self.base_dir, self.closures_only = base_dir, closures_only
         rebuilt = None if base is None else _changed_blocks(base, diagram)
@@ -101,10 +100,15 @@ class Plan:
         self.phases: list[Phases] = []
         self.output_slots = []     # per block, the slots of its output ports in port order
         self.reads_variables = []  # per block, whether its handler read the diagram's variables
-        if rebuilt is None or any(blocks[i].type.acausal for i in rebuilt):
-            self.members = islands.lower(diagram, self.ctx, self.S, self.input_slots)
-            if rebuilt is not None:    # the islands are lowered anew: every block on them is rebuilt
-                rebuilt |= {b.index for b in blocks if b.type.acausal}
+        lowered = {i for i, h in enumerate(handlers) if h.lower is not None}
+        if rebuilt is None or rebuilt & lowered:
+            # the blocks on networks (acausal: physical.islands.lower) lowered by their handlers'
+            # functions, each called once for all its blocks
+            self.members = {}
+            for lower in dict.fromkeys(h.lower for h in handlers if h.lower is not None):
+                self.members.update(lower(diagram, self.ctx, self.S, self.input_slots))
+            if rebuilt is not None:    # the networks are lowered anew: every block on them is rebuilt
+                rebuilt |= lowered
         else:
             self.members = base.members
         index_of = {b.id: b.index for b in blocks}

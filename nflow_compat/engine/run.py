@@ -13,7 +13,6 @@ from ..errors import NFlowError, SimulationError, clip_message, out_of_memory
 from .columns import columns
 from .context import blamed, call, call_all
 from .fixed_step import run_fixed_step
-from .solver_driven import run_solver_driven
 
 # Solvers the fixed-step loop serves exactly; others need continuous-state support.
 FIXED_STEP_SOLVERS = ("discrete", "ode1")
@@ -75,6 +74,13 @@ def blamed_on_blocks(plan):
         raise
     except Exception as exc:
         raise _failure(plan, exc) from exc
+
+
+def run_solver_driven(plan, progress) -> int:
+    """The solver-driven loop, imported (with scipy's integrators and root finder) by the
+    first plan with continuous parts: a fixed-step run never loads it."""
+    from .solver_driven import run_solver_driven as run
+    return run(plan, progress)
 
 
 def _locate(plan, err: NFlowError) -> None:

@@ -332,22 +332,11 @@ def linear_reader(parts: list, terms: list):
     state (``DaeIsland.probe_linear``): a tuple of ``(part, i, k, d)``, the value being
     ``float(k * x[i] + d)`` of ``part``'s state (no ``+ d`` when d is None) for one term,
     the first minus the second for two (a relative sensor); None otherwise. The reader
-    is then pure (no cache, no solve), and ``linear_values`` gives its values on a whole
-    matrix of states."""
+    is then pure (no cache, no solve), and ``engine.recording`` computes its values on a
+    whole matrix of states."""
     if any(term is None for term in terms):
         return None
     return tuple((part,) + tuple(term) for part, term in zip(parts, terms))
-
-
-def linear_values(linear: tuple, columns) -> np.ndarray:
-    """The values of a linear reader (``linear_reader``) on many states at once:
-    ``columns(part, i)`` is the 1-D array of state ``i`` of ``part`` over the samples.
-    The same floating-point operations as the reader, element-wise."""
-    out = []
-    for part, i, k, d in linear:
-        col = k * columns(part, i)
-        out.append(col if d is None else col + d)
-    return out[0] if len(out) == 1 else out[0] - out[1]
 
 
 def _element_name(b) -> str:
