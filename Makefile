@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test bench schemas docs goldens fuzz clean
+.PHONY: demo test bench schemas docs site goldens fuzz clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -15,6 +15,7 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(VENV)/bin/nflow-sim < examples/quickstart/diagram.json > $(VENV)/demo-result.json
 	$(PY) examples/quickstart/summary.py $(VENV)/demo-result.json
+	@echo "nflow-sim is in $(VENV)/bin/: run $(VENV)/bin/nflow-sim, or activate the environment (. $(VENV)/bin/activate)"
 
 # The FMU tests compile small C models: they need a C compiler (CC, else cc or gcc).
 test: $(STAMP)
@@ -33,6 +34,11 @@ schemas: $(STAMP)
 docs: $(STAMP)
 	$(PY) -m nflow_compat.docs --write docs/blocks
 
+# The documentation site into site/ (mkdocs.yml; the `docs` extra, which `test` brings), warnings
+# as errors; the gallery's pages and plots are made by running examples/ (docs/hooks/gallery.py).
+site: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --site-dir site
+
 goldens: $(STAMP)
 	$(PY) -m tests.goldens --regenerate-regression
 
@@ -41,4 +47,4 @@ bench: $(STAMP)
 	$(PY) -m bench
 
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) build *.egg-info site

@@ -1,76 +1,61 @@
-"""``python -m bench``: every benchmark (``--only causal|stickslip|clutches|sweep|circuits|planar|validation``
-for one; ``--help``).
+"""``python -m bench``: every benchmark, or one with ``--only NAME`` (``--help`` lists them and
+their options).
 
-Without ``--only`` the causal-chain benchmark runs first, then the stick-slip benchmark and
-CoupledClutches, then the sweep benchmark, the circuits (RC ladder, bridge rectifier), the
-planar double pendulum and the cost of the schema check; an option goes to every benchmark
-that has it (``--repeats 3`` sets both), and one that no benchmark knows is an error. The
-exit status is nonzero when any of them fails its trace checks.
+Without ``--only`` the benchmarks of ``WHOLE_SET`` run in its order; an option goes to every
+benchmark that has it (``--repeats 3`` sets both the causal and the stick-slip repeats), and
+one that no benchmark knows is an error. The exit status is nonzero when any of them fails
+its checks. The others run only when named: ``ngspice`` needs ngspice installed.
 """
 from __future__ import annotations
 
 import argparse
 import sys
 
-from . import causal_chain, circuits, double_pendulum, stick_slip, sweep, validation
+from . import (causal_chain, circuits, double_pendulum, ngspice_circuits, rerun, serve, startup, stick_slip,
+               sweep, validation)
 
-ONLY = ("causal", "stickslip", "clutches", "sweep", "circuits", "planar", "validation")
+# --only NAME -> (the benchmark's module, the arguments that select it there)
+BENCHMARKS = {
+    "causal": (causal_chain, []),
+    "stickslip": (stick_slip, ["--part", "stickslip"]),
+    "clutches": (stick_slip, ["--part", "clutches"]),
+    "sweep": (sweep, []),
+    "circuits": (circuits, []),
+    "planar": (double_pendulum, []),
+    "validation": (validation, []),
+    "rerun": (rerun, []),
+    "ngspice": (ngspice_circuits, []),
+    "startup": (startup, []),
+    "serve": (serve, []),
+}
+# what a run without --only runs, in this order (stick_slip's whole run includes CoupledClutches)
+WHOLE_SET = (causal_chain, stick_slip, sweep, circuits, double_pendulum, validation, rerun, startup, serve)
 
 
 def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     pre = argparse.ArgumentParser(prog="python -m bench", add_help=False)
-    pre.add_argument("--only", choices=ONLY)
+    pre.add_argument("--only", choices=tuple(BENCHMARKS))
     pre.add_argument("-h", "--help", action="store_true")
     ns, rest = pre.parse_known_args(argv)
     if ns.help:
         print(__doc__)
-        print("usage: python -m bench [--only {causal,stickslip,clutches,sweep,circuits,planar,validation}] "
-              "[options]\n")
-        if ns.only in (None, "causal"):
-            causal_chain.parser().print_help()
+        print(f"usage: python -m bench [--only {{{','.join(BENCHMARKS)}}}] [options]\n")
+        shown = [BENCHMARKS[ns.only][0]] if ns.only else list(dict.fromkeys(m for m, _ in BENCHMARKS.values()))
+        for module in shown:
+            module.parser().print_help()
             print("")
-        if ns.only in (None, "stickslip", "clutches"):
-            stick_slip.parser().print_help()
-            print("")
-        if ns.only in (None, "sweep"):
-            sweep.parser().print_help()
-            print("")
-        if ns.only in (None, "circuits"):
-            circuits.parser().print_help()
-        if ns.only in (None, "planar"):
-            double_pendulum.parser().print_help()
-        if ns.only in (None, "validation"):
-            validation.parser().print_help()
         return 0
-    if ns.only == "causal":
-        return causal_chain.main(rest)
-    if ns.only in ("stickslip", "clutches"):
-        return stick_slip.main(rest + ["--part", ns.only])
-    if ns.only == "sweep":
-        return sweep.main(rest)
-    if ns.only == "circuits":
-        return circuits.main(rest)
-    if ns.only == "planar":
-        return double_pendulum.main(rest)
-    if ns.only == "validation":
-        return validation.main(rest)
-    causal_args, causal_left = causal_chain.parser().parse_known_args(rest)
-    ss_args, ss_left = stick_slip.parser().parse_known_args(rest)
-    sweep_args, sweep_left = sweep.parser().parse_known_args(rest)
-    circuit_args, circuit_left = circuits.parser().parse_known_args(rest)
-    planar_args, planar_left = double_pendulum.parser().parse_known_args(rest)
-    validation_args, validation_left = validation.parser().parse_known_args(rest)
-    unknown = [a for a in causal_left if a.startswith("-") and a in ss_left and a in sweep_left and a in circuit_left
-               and a in planar_left and a in validation_left]
+    if ns.only:
+        module, selecting = BENCHMARKS[ns.only]
+        return module.main(rest + selecting)
+    parsed = [module.parser().parse_known_args(rest) for module in WHOLE_SET]
+    unknown = [a for a in parsed[0][1] if a.startswith("-") and all(a in left for _, left in parsed)]
     if unknown:
         pre.error(f"unrecognized arguments: {' '.join(unknown)}")
-    status = causal_chain.main(causal_args)
-    status |= stick_slip.main(ss_args)
-    status |= sweep.main(sweep_args)
-    status |= circuits.main(circuit_args)
-    status |= double_pendulum.main(planar_args)
-    status |= validation.main(validation_args)
+    status = 0
+    for module, (args, _) in zip(WHOLE_SET, parsed):
+        status |= module.main(args)
     return status
 
 

@@ -1,11 +1,28 @@
 """cProfile of one call, as the rows the benchmarks write (their hook inflates cheap calls:
-read the shares, not the absolute times)."""
+read the shares, not the absolute times); interleaved timing of pieces of work."""
 from __future__ import annotations
 
 import cProfile
 import io
 import pstats
+import random
+import time
 from pathlib import Path
+
+
+def interleaved(pieces: dict, repeats: int) -> tuple:
+    """``(seconds per piece per round, the minimum per piece)`` of ``repeats`` rounds, each
+    timing every piece of ``pieces`` (name -> call) once in a fresh order, so a change of
+    load hits them alike."""
+    times = {name: [] for name in pieces}
+    order = list(pieces)
+    for _ in range(repeats):
+        random.shuffle(order)
+        for name in order:
+            started = time.perf_counter()
+            pieces[name]()
+            times[name].append(time.perf_counter() - started)
+    return times, {name: min(values) for name, values in times.items()}
 
 
 def profile_rows(run, top: int) -> tuple:

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import random
 import sys
 import time
 from pathlib import Path
@@ -28,6 +27,7 @@ from pathlib import Path
 import orjson
 
 from .causal_chain import environment
+from .profiling import interleaved
 from .stick_slip import _loadavg
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -63,15 +63,7 @@ def bench_case(text: bytes, repeats: int) -> dict:
               "parse": lambda: parse(doc)}
     for fn in pieces.values():     # warm: the validators compile once per process
         fn()
-    times = {name: [] for name in pieces}
-    order = list(pieces)
-    for _ in range(repeats):
-        random.shuffle(order)
-        for name in order:
-            started = time.perf_counter()
-            pieces[name]()
-            times[name].append(time.perf_counter() - started)
-    best = {name: min(values) for name, values in times.items()}
+    times, best = interleaved(pieces, repeats)
     return {"seconds": times, "min_s": best, "check_share": best["check"] / best["simulate_json"]}
 
 

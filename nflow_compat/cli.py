@@ -1,4 +1,4 @@
-"""``nflow-sim``: a stdin/stdout pipe by default, plus run/validate/schema/blocks/fmu-info/fmu-block/modelica-block/plot/sweep/linmod/trim.
+"""``nflow-sim``: a stdin/stdout pipe by default, plus run/serve/validate/schema/blocks/fmu-info/fmu-block/modelica-block/plot/sweep/linmod/trim.
 
 Exit codes: 0 success, 2 the diagram is wrong, 1 running it failed, 130 interrupted (Ctrl-C).
 On error stdout carries ``{"status": "error", "error": {...}}`` and stderr the message.
@@ -18,14 +18,16 @@ from pathlib import Path
 
 import orjson
 
-from . import api, plot, shape, sweeps
+from . import api, formats, plotting, serve, shape, sweeps
 from .blocks.handlers import supported_types
-from .blocks.fmi import block_entry, describe
-from .blocks import modelica
 from .diagram import Limits
-from .errors import DiagramError, NFlowError, SimulationError, out_of_memory
+from .engine.columns import columns
+from .result import Result
+from .errors import DiagramError, NFlowError, SimulationError, did_you_mean, out_of_memory
+from .formats import OutputError
 
 EXIT_OK, EXIT_SIMULATION, EXIT_DIAGRAM, EXIT_INTERRUPTED = 0, 1, 2, 130
+EXIT_CLOSED_PIPE = 128 + 13   # stdout's reader went away: what a shell shows for a program SIGPIPE ended
 PROGRESS_DELAY = 1.0      # seconds a run lasts before its progress bar appears
 MAX_SECONDS = 600.0       # the CLI's wall-clock limit of a run (Limits.max_seconds; off in the API)
 
@@ -89,12 +91,6 @@ def _progress(args, unit: str = "samples"):
 
 
 # ----------------------------------------------------------------------------- helpers
-
-class OutputError(NFlowError):
-    """The output file (``-o``) cannot be written."""
-
-    kind = "output"
-
 
 def check_output(out_path: str | None) -> None:
     """Refuse an ``-o`` file that cannot be written before anything runs, so a long run
@@ -199,23 +195,38 @@ def _run_with_progress(args, call, unit: str = "samples"):
 # ----------------------------------------------------------------------------- commands
 
 def _simulate(args) -> int:
+    """The pipe and ``run``: the result to ``-o`` (``-`` or none: stdout) in the format its
+    extension (or ``--format``) names, checked before the run. A fixture file of this
+    repository runs as its diagram."""
     limits = args.limits
-    check_output(args.output)
+    target = None if args.output in (None, "-") else args.output
+    check_output(target)
+    fmt = formats.output_format(target, getattr(args, "format", None))
+    formats.check_available(fmt)
     text = _read(args.file, limits.max_input_bytes)
-    out, complete = _Output(args.output), False
+    result = _run_with_progress(args, lambda bar: api.run(text, limits=limits, base_dir=_base_dir(args),
+                                                          progress=bar))
+    out, complete = _Output(target), False
     try:
-        _run_with_progress(args, lambda bar: api.simulate_to(
-            out, text, allow_nan=args.allow_nan, limits=limits, base_dir=_base_dir(args), progress=bar))
-        out.write(b"\n")
+        notes = formats.write(result, out, fmt, allow_nan=args.allow_nan)
         complete = True
     finally:
         out.close(complete)
+    for note in notes:
+        sys.stderr.write(f"nflow-sim: {target or 'stdout'}: {note}\n")
     return EXIT_OK
+
+
+def _serve(args) -> int:
+    """One diagram per line on stdin, one result (or error) line each on stdout (``serve.py``)."""
+    return serve.serve(sys.stdin.buffer, sys.stdout.buffer, limits=args.limits, allow_nan=args.allow_nan,
+                       base_dir=args.base_dir or os.getcwd())
 
 
 def _validate(args) -> int:
     limits = args.limits
-    diagram = api.validate(api.load_json(_read(args.file, limits.max_input_bytes), limits=limits), limits=limits)
+    doc = api.unwrap_fixture(api.load_json(_read(args.file, limits.max_input_bytes), limits=limits))
+    diagram = api.validate(doc, limits=limits)
     _write(orjson.dumps({"status": "ok", "blocks": len(diagram.blocks), "connections":
                          len(diagram.wires) + len(diagram.links), "samples": diagram.n_samples}).decode())
     return EXIT_OK
@@ -226,7 +237,8 @@ def _sweep(args) -> int:
     try:
         frame = _run_with_progress(args, lambda bar: sweeps.sweep(
             args.spec, output=args.output, scheduler=args.scheduler, workers=args.workers,
-            batch_size=args.batch_size, limits=args.limits, base_dir=args.base_dir, progress=bar), unit="runs")
+            batch_size=args.batch_size, limits=args.limits, base_dir=args.base_dir, progress=bar,
+            executor=args.executor, dashboard=args.dashboard), unit="runs")
     except sweeps.Interrupted as stop:
         sys.stderr.write(f"nflow-sim: interrupted; {stop.done} of {stop.total} runs are saved in {args.output} "
                          "(run the same command again to run the rest)\n")
@@ -271,38 +283,76 @@ def _blocks(args) -> int:
 
 
 def _fmu_info(args) -> int:
-    _write(orjson.dumps(describe(Path(args.file)), option=orjson.OPT_INDENT_2).decode())
+    from .blocks.fmi import describe     # the FMU handler module, only for the FMU commands
+    info = describe(Path(args.file))
+    _write(orjson.dumps(info, option=orjson.OPT_INDENT_2).decode() if args.json else _fmu_table(info))
     return EXIT_OK
 
 
+def _fmu_table(info: dict) -> str:
+    """``fmu-info`` for a reader: the model's facts, then its variables as a table."""
+    interfaces = [name for key, name in (("coSimulation", "co-simulation"), ("modelExchange", "model exchange"),
+                                         ("scheduledExecution", "scheduled execution")) if info[key]]
+    exp = info["defaultExperiment"]
+    experiment = ", ".join(f"{label} {exp[key]:g}" for key, label in (("startTime", "start"), ("stopTime", "stop"),
+                                                                      ("tolerance", "tolerance"), ("stepSize", "step"))
+                           if exp.get(key) is not None)
+    tool = " ".join(x for x in (info["generationTool"], info["generationDateAndTime"]) if x)
+    facts = [("identifier", info["modelIdentifier"]), ("guid", info["guid"]), ("generated by", tool),
+             ("platforms", ", ".join(info["platforms"]) or "none (no binaries, no sources)"),
+             ("experiment", experiment or "none declared"),
+             ("states", f"{info['numberOfContinuousStates']} continuous, {info['numberOfEventIndicators']} event "
+                        "indicator(s)"),
+             ("units", ", ".join(info["units"]) or "none declared"), ("description", info["description"])]
+    lines = [f"{info['modelName']}  FMI {info['fmiVersion']}  {', '.join(interfaces) or 'no interface'}"]
+    lines += [f"  {label:<13}{value}" for label, value in facts if value]
+    header = ("name", "causality", "variability", "type", "unit", "start", "description")
+    rows = [header] + [(v["name"], v["causality"], v["variability"], v["type"], v["unit"],
+                        "" if v["start"] is None else str(v["start"]), v["description"]) for v in info["variables"]]
+    widths = [max(len(row[k]) for row in rows) for k in range(len(header) - 1)]
+    lines.append("")
+    lines += ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)) + "  " + row[-1] for row in rows]
+    return "\n".join(line.rstrip() for line in lines)
+
+
 def _fmu_block(args) -> int:
+    from .blocks.fmi import block_entry
     entry = block_entry(Path(args.file), args.type, args.path)
     _write(orjson.dumps(entry, option=orjson.OPT_INDENT_2).decode())
     return EXIT_OK
 
 
 def _modelica_block(args) -> int:
+    from .blocks import modelica     # the modelica handler module, only for this command
     entry = modelica.block_entry(Path(args.file), args.model, args.library or ())
     _write(orjson.dumps(entry, option=orjson.OPT_INDENT_2).decode())
     return EXIT_OK
 
 
 def _plot(args) -> int:
+    """Draw a result file (or a diagram, run first) into ``-o`` and/or a window (``--show``)."""
     limits = args.limits
+    if not args.output and not args.show:
+        raise plotting.PlotError("plot_no_output", "plot needs -o IMAGE (a .png, .svg, .pdf ...) or --show")
     check_output(args.output)
-    plot.check_dpi(args.dpi)
-    doc = plot.load_json(_read(args.file, limits.max_input_bytes))
-    diagram = None
-    if plot.is_diagram(doc):   # a diagram: run it, then draw what it recorded
-        diagram = doc
-        doc = _run_with_progress(args, lambda bar: api.simulate(diagram, limits=limits, base_dir=_base_dir(args),
-                                                                 progress=bar))
-    elif args.diagram:         # the diagram a result came from: only to name its columns
-        diagram = api.load_json(_read(args.diagram, limits.max_input_bytes), limits=limits)
-    names = None
-    if diagram is not None:    # compiled (not run) to see what feeds each recorder
-        names = plot.channel_names(api.compile_plan(diagram, limits=limits, base_dir=_base_dir(args)))
-    info = plot.render(doc, args.output, title=args.title, dpi=args.dpi, names=names)
+    plotting.check_dpi(args.dpi)
+    doc = plotting.load_json(_read(args.file, limits.max_input_bytes))
+    if plotting.is_diagram(doc) or api.fixture_wrapped(doc):   # a diagram: run it, then draw what it recorded
+        result = _run_with_progress(args, lambda bar: api.run(doc, limits=limits, base_dir=_base_dir(args),
+                                                              progress=bar))
+    else:
+        doc = plotting.check_result(doc)
+        if args.diagram:       # the diagram a result came from: names its columns (a result without them)
+            diagram = api.unwrap_fixture(api.load_json(_read(args.diagram, limits.max_input_bytes), limits=limits))
+            base = args.base_dir or str(Path(args.diagram).resolve().parent)
+            doc["columns"] = columns(api.compile_plan(diagram, limits=limits, base_dir=base).recorded_signals)
+        result = Result(doc)
+    reference = Result(plotting.load_result(_read(args.compare, limits.max_input_bytes))) if args.compare else None
+    variables = [v for given in args.vars for v in given.split(",") if v] if args.vars else None
+    drawn = dict(variables=variables, overlay=args.overlay, reference=reference, title=args.title)
+    info = plotting.render(result, args.output, dpi=args.dpi, **drawn) if args.output else None
+    if args.show:
+        info = plotting.show(result, **drawn)
     _write(orjson.dumps({"status": "ok", "output": args.output, **info}).decode())
     return EXIT_OK
 
@@ -326,7 +376,8 @@ def _limit(text: str):
     name, sep, value = text.partition("=")
     name = name.strip().replace("-", "_")
     if not sep or name not in _LIMIT_NAMES:
-        raise argparse.ArgumentTypeError(f"expected NAME=VALUE with NAME one of {', '.join(_LIMIT_NAMES)}")
+        raise argparse.ArgumentTypeError(f"expected NAME=VALUE with NAME one of {', '.join(_LIMIT_NAMES)}"
+                                         + did_you_mean(name, _LIMIT_NAMES))
     try:
         number = float(value)
     except ValueError:
@@ -362,16 +413,34 @@ def _add_common(p: argparse.ArgumentParser, *, simulates: bool, top: bool) -> No
                         "file's directory; for the pipe, the current directory)")
 
 
+class _Version(argparse.Action):
+    """--version: the installed package's version, read from its metadata only when asked
+    (``nflow_compat.__version__``; a cold pipe call never pays for it)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from . import __version__
+        sys.stdout.write(f"nflow-sim {__version__}\n")
+        parser.exit()
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="nflow-sim", description="Run nflow block diagrams. With no command, "
                                 "reads a diagram on stdin and writes the result on stdout.")
+    p.add_argument("--version", action=_Version, nargs=0, help="print nflow-sim's version and exit")
     _add_common(p, simulates=True, top=True)
     sub = p.add_subparsers(dest="command")
     run = sub.add_parser("run", help="simulate FILE")
     run.add_argument("file")
-    run.add_argument("-o", "--output", help="write the result here instead of stdout")
+    run.add_argument("-o", "--output", help="write the result here ('-': stdout, the default), in the format its "
+                     "extension names: .json, .mat (MATLAB/Nelson load), .csv, .parquet")
+    run.add_argument("--format", choices=tuple(formats.FORMATS.values()),
+                     help="the output format whatever the extension (for stdout: json by default)")
     _add_common(run, simulates=True, top=False)
     run.set_defaults(func=_simulate)
+    srv = sub.add_parser("serve", help="answer many diagrams in one process: one diagram JSON per line on stdin, "
+                         "one result (or error) JSON line each on stdout, in order")
+    _add_common(srv, simulates=True, top=False)
+    srv.set_defaults(func=_serve)
     val = sub.add_parser("validate", help="check FILE without running it")
     val.add_argument("file")
     _add_common(val, simulates=False, top=False)
@@ -387,6 +456,12 @@ def _parser() -> argparse.ArgumentParser:
     swp.add_argument("--scheduler", metavar="ADDRESS", help="a Dask scheduler (tcp:// or tls://; TLS settings "
                      "from the Dask config); default: a local cluster")
     swp.add_argument("--workers", type=int, metavar="N", help="local cluster worker processes (default: one per core)")
+    swp.add_argument("--executor", choices=("auto", "inline", "local"), default="auto",
+                     help="where the runs go without --scheduler: auto (default) times the first runs here and "
+                          "starts a local Dask cluster only when it finishes sooner; inline: in this process; "
+                          "local: on a local cluster")
+    swp.add_argument("--dashboard", nargs="?", const="127.0.0.1:8787", metavar="ADDR",
+                     help="turn the local cluster's Dask dashboard on (default address 127.0.0.1:8787; needs bokeh)")
     swp.add_argument("--batch-size", type=int, metavar="N", help="runs per Dask task (default: automatic)")
     swp.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS, help="no progress bar")
     swp.add_argument("--base-dir", metavar="DIR", default=argparse.SUPPRESS,
@@ -412,8 +487,10 @@ def _parser() -> argparse.ArgumentParser:
     blk.add_argument("--json", action="store_true")
     blk.set_defaults(func=_blocks)
     info = sub.add_parser("fmu-info", help="describe an FMU (.fmu or extracted folder): model, FMI version, "
-                          "interfaces, variables (nflow's fmiInfo); needs fmpy (extra 'fmi')")
+                          "interfaces, platforms, generation tool, default experiment, units, variables (nflow's "
+                          "fmiInfo); needs fmpy (extra 'fmi')")
     info.add_argument("file")
+    info.add_argument("--json", action="store_true", help="the description as JSON (default: a table)")
     info.set_defaults(func=_fmu_info)
     entry = sub.add_parser("fmu-block", help="print a library.json block entry for an FMU (nflow's fmuToBlock): "
                            "ports from its inputs/outputs, params path + its parameters")
@@ -431,11 +508,17 @@ def _parser() -> argparse.ArgumentParser:
     plt = sub.add_parser("plot", help="draw a result (workspace variables and scopes against time, events "
                          "marked) into an image; needs matplotlib (extra 'plot')")
     plt.add_argument("file", help="a result JSON (from run or the pipe; '-' for stdin), or a diagram to run first")
-    plt.add_argument("-o", "--output", required=True, help="image file; format from the extension (.png .svg .pdf)")
+    plt.add_argument("-o", "--output", help="image file; format from the extension (.png .svg .pdf)")
+    plt.add_argument("--show", action="store_true", help="open the figure in a window (needs a display)")
+    plt.add_argument("--vars", action="append", metavar="NAMES", help="draw only these workspace variables and "
+                     "scopes (comma-separated; repeatable)")
+    plt.add_argument("--compare", metavar="RESULT", help="another result JSON, drawn dashed on the same panels")
+    plt.add_argument("--overlay", action="store_true", help="every signal on one panel")
     plt.add_argument("--title", help="figure title (default: a summary of the result)")
     plt.add_argument("--dpi", type=int, default=100, help="resolution of a raster image (10 to 1200)")
-    plt.add_argument("--diagram", metavar="FILE", help="the diagram the result came from: names each recorded "
-                     "column after the block feeding it (a diagram given as the input is used by itself)")
+    plt.add_argument("--diagram", metavar="FILE", help="the diagram a result without 'columns' came from: names "
+                     "each recorded column after the block feeding it (its paths relative to the diagram's "
+                     "directory, or --base-dir)")
     _add_common(plt, simulates=True, top=False)
     plt.set_defaults(func=_plot)
     p.set_defaults(func=_simulate, file=None, output=None)
@@ -454,6 +537,27 @@ def _parse(argv):
 
 
 def main(argv=None) -> int:
+    try:
+        return _main(argv)
+    except BrokenPipeError:
+        return _closed_pipe()
+
+
+def _closed_pipe() -> int:
+    """The reader of stdout went away (``nflow-sim ... | head``): end quietly, as ``cat``
+    does, with nothing more written there (stdout now leads nowhere, so the interpreter's
+    last flush cannot fail either) and the exit code a shell shows for SIGPIPE. (SIGPIPE
+    itself stays ignored: a sweep's sockets must not end the process.)"""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
+    return EXIT_CLOSED_PIPE
+
+
+def _main(argv) -> int:
     args = _parse(argv)
     try:
         return args.func(args)

@@ -21,11 +21,69 @@ from .shape import check
 
 @dataclass(frozen=True)
 class Limits:
-    """Caller-configurable bounds; each exceeded bound is a clear error, not a hang.
+    """The bounds of a run: each exceeded bound is a typed error, never a hang or a crash.
 
     Each is checked before the work it bounds starts; what cannot be known ahead (a
     solver's steps, while-iterator passes, algebraic-loop sweeps, the wall clock) is
-    counted as the run goes. README "Limits" lists the error code of each."""
+    counted as the run goes. Every field is also a CLI option, ``--limit NAME=VALUE``.
+
+    Parameters
+    ----------
+    max_steps : int
+        Grid samples, ``duration/sampleTime``; SimulationError ``too_many_steps``.
+    max_solver_steps : int
+        Internal solver steps over the whole run, plus the extra event-function checks a
+        fast input asks for; SimulationError ``too_many_steps``.
+    max_blocks : int
+        Blocks in the diagram; DiagramError ``too_many_blocks``.
+    max_width : int
+        Elements of one signal, checked on the widths before anything is allocated;
+        DiagramError ``too_wide``.
+    max_element_steps : int
+        The run's work: per grid sample, each block's output elements times the passes of
+        the iterated subsystems around it (while-iterator passes and algebraic-loop sweeps
+        counted as they run); SimulationError ``too_many_element_steps``.
+    max_recorded_values : int
+        Numbers all recorders keep, samples x (elements + 1); SimulationError
+        ``too_many_recorded_values``, before the run.
+    max_expression_length : int
+        Characters of one parameter expression; DiagramError ``expression_too_long``.
+    max_exponent : float
+        A number written as the exponent of ``^`` / ``.^`` / ``pow()`` in an expression;
+        DiagramError ``exponent_too_large``.
+    max_json_depth : int
+        Nesting of arrays and objects in the diagram; DiagramError ``too_deep``.
+    max_input_bytes : int
+        Bytes of diagram JSON (refused before parsing), also of a fileSource CSV file;
+        DiagramError ``input_too_large`` / ``file_too_large``.
+    max_subsystem_depth : int
+        Subsystems nested in subsystems; DiagramError ``subsystem_too_deep``.
+    max_seconds : float or None
+        Wall-clock seconds of a run, checked every few milliseconds of work; ``None`` (the
+        Python API's default) is no limit, the CLI sets 600. SimulationError ``time_limit``.
+
+    Raises
+    ------
+    ValueError
+        A field that is not a positive number (``max_seconds`` may also be ``None``).
+
+    Examples
+    --------
+    >>> import nflow_compat as nc
+    >>> nc.Limits(max_steps=1000).max_steps
+    1000
+    >>> diagram = {"blocks": [{"id": "c", "type": "constant"}], "connections": [],
+    ...            "sampleTime": 0.001, "duration": 10}
+    >>> try:
+    ...     nc.simulate(diagram, limits=nc.Limits(max_steps=1000))
+    ... except nc.SimulationError as err:
+    ...     print(err.code)
+    too_many_steps
+    >>> nc.Limits(max_blocks=0)
+    Traceback (most recent call last):
+    ...
+    ValueError: Limits.max_blocks must be a positive number, got 0
+    """
 
     max_steps: int = 10_000_000      # grid samples
     # internal steps of the solver over the whole run, and the event checks a fast input

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from typing import Any
 
 _MAX_MESSAGE = 500  # never echo megabytes of input back
 MAX_NAME = 200      # a block id, param name or JSON pointer longer than this is clipped
@@ -46,12 +47,51 @@ def _clip_extra(value):
 
 
 class NFlowError(Exception):
-    """Base of every error the package raises on purpose."""
+    """Base of every error the package raises on purpose: a code, a message, where.
+
+    The command line writes it as ``{"status": "error", "error": err.to_dict()}``. Texts
+    taken from the input (ids, names, pointers) are cut to 200 characters each, the
+    message to 500.
+
+    Parameters
+    ----------
+    code : str
+        A stable identifier (``unknown_param``, ``too_many_steps``, ...): test this, not
+        the message.
+    message : str
+        What is wrong, for a person.
+    path : str, optional
+        The JSON pointer (RFC 6901) into the diagram (or sweep spec) where it is wrong.
+    block : str, optional
+        The id of the block it concerns (qualified inside subsystems: ``sub/g``).
+    param : str, optional
+        The parameter it concerns.
+    **extra
+        More facts of some errors, kept in ``extra`` and in ``to_dict()``.
+
+    Attributes
+    ----------
+    kind : str
+        ``"diagram"``, ``"simulation"`` (the subclasses), ``"plot"`` or ``"error"``.
+
+    Examples
+    --------
+    >>> import nflow_compat as nc
+    >>> try:
+    ...     nc.simulate({"blocks": [{"id": "g", "type": "gian"}], "connections": [],
+    ...                  "sampleTime": 0.1, "duration": 1})
+    ... except nc.NFlowError as err:
+    ...     error = err.to_dict()
+    >>> error["kind"], error["code"], error["path"], error["block"]
+    ('diagram', 'unknown_block_type', '/blocks/0/type', 'g')
+    >>> error["message"]
+    "unknown block type 'gian'; did you mean 'gain'?"
+    """
 
     kind = "error"
 
     def __init__(self, code: str, message: str, *, path: str | None = None,
-                 block: str | None = None, param: str | None = None, **extra):
+                 block: str | None = None, param: str | None = None, **extra: Any) -> None:
         self.code = code
         self.message = _clip(message)
         self.path = clip_name(path)
@@ -60,7 +100,9 @@ class NFlowError(Exception):
         self.extra = {key: _clip_extra(value) for key, value in extra.items()}
         super().__init__(self.message)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
+        """The error as the JSON object the command line prints: ``kind``, ``code``,
+        ``message``, and ``path``, ``block``, ``param`` and ``extra``'s keys where set."""
         out = {"kind": self.kind, "code": self.code, "message": self.message}
         for key in ("path", "block", "param"):
             value = getattr(self, key)
@@ -74,15 +116,52 @@ class NFlowError(Exception):
 
 
 class DiagramError(NFlowError):
-    """The diagram is wrong: bad JSON, unknown types, bad params, bad wiring."""
+    """The diagram is wrong: bad JSON, unknown types, bad params, bad wiring, a size limit.
+
+    Raised before anything runs; the command line exits with code 2.
+
+    Examples
+    --------
+    >>> import nflow_compat as nc
+    >>> try:
+    ...     nc.simulate_json("{not json")
+    ... except nc.DiagramError as err:
+    ...     print(err.code, repr(err.path))
+    bad_json ''
+    """
 
     kind = "diagram"
 
 
 class SimulationError(NFlowError):
-    """The diagram is valid but running it failed (loop did not converge, limits, ...)."""
+    """The diagram is valid but running it failed: a solver or Newton failure, an algebraic
+    loop that does not converge, a run-time limit, an unsupported block, ``out_of_memory``.
+
+    The command line exits with code 1.
+
+    Examples
+    --------
+    >>> import nflow_compat as nc
+    >>> loop = {"blocks": [{"id": "s", "type": "sum", "inputs": 2, "params": {"Inputs": "++"}},
+    ...                    {"id": "c", "type": "constant", "params": {"Value": 1}}],
+    ...         "connections": [{"from": "c", "to": "s", "toIndex": 0},
+    ...                         {"from": "s", "to": "s", "toIndex": 1}],
+    ...         "sampleTime": 0.1, "duration": 0.1}
+    >>> try:
+    ...     nc.simulate(loop)
+    ... except nc.SimulationError as err:
+    ...     print(err.code, err.block)
+    algebraic_loop s
+    """
 
     kind = "simulation"
+
+
+class SolveFailed(SimulationError):
+    """An algebraic solve (Newton) that found no solution at the point it was asked about.
+    At an integrator's trial point that is a rejected step (``engine.hybrid`` retries it
+    smaller, as DASSL/IDA do after a corrector failure); anywhere else, and below the
+    minimum step, it is the error itself (its ``code`` names what failed)."""
 
 
 def out_of_memory(doing: str) -> SimulationError:

@@ -157,6 +157,23 @@ class _TokenStream:
             j += 1
         return self.tokens[min(j + 1, len(self.tokens) - 1)][1] in (",", ")")
 
+    in_brackets = 0      # inside [...]: a space separates elements (the array grammars set it)
+
+    def arguments(self) -> tuple:
+        """A call's arguments after its name, ``'(' expr (',' expr)* ')'`` (brackets do not
+        reach inside them), and per argument after the first whether it is a number
+        written in the text (``literal_argument_ahead``)."""
+        self.expect("(")
+        saved, self.in_brackets = self.in_brackets, 0
+        args, literal = [self.expr()], []
+        while self.peek()[1] == ",":
+            self.take()
+            literal.append(self.literal_argument_ahead())
+            args.append(self.expr())
+        self.in_brackets = saved
+        self.expect(")")
+        return args, literal
+
     def element_break(self) -> bool:
         """Inside [...], '1 -2' is two elements while '1 - 2' and '1-2' are one."""
         return bool(self.in_brackets) and self.peek()[2] and not self.peek(1)[2]
@@ -291,15 +308,7 @@ class _Parser(_ArrayGrammar):
 
     def call(self, name):
         arity, fn = _FUNCTIONS[name]
-        self.expect("(")
-        saved, self.in_brackets = self.in_brackets, 0
-        args, literal = [self.expr()], []
-        while self.peek()[1] == ",":
-            self.take()
-            literal.append(self.literal_argument_ahead())
-            args.append(self.expr())
-        self.in_brackets = saved
-        self.expect(")")
+        args, literal = self.arguments()
         if len(args) != arity:
             raise _Fail(f"{name}() takes {arity} argument(s), got {len(args)}")
         if name == "pow" and literal[0]:
@@ -735,13 +744,7 @@ class _Compiler(_TokenStream):
             hint = " (not available in this expression)" if name in SCALAR_FUNCTIONS else ""
             raise _Fail(f"unknown function {name!r}{hint}")
         arity, fn = self.functions[name]
-        self.expect("(")
-        args, literal = [self.expr()], []
-        while self.peek()[1] == ",":
-            self.take()
-            literal.append(self.literal_argument_ahead())
-            args.append(self.expr())
-        self.expect(")")
+        args, literal = self.arguments()
         if len(args) != arity:
             raise _Fail(f"{name}() takes {arity} argument(s), got {len(args)}")
         if name == "pow" and literal[0]:

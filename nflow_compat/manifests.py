@@ -1,11 +1,11 @@
 """The nflow-2 library manifests: block metadata (ports, pins, defaults, param kinds).
 
 One ``libraries/<lib>/library.json`` per nflow library. Besides nflow's own keys a
-block entry may carry four product extensions:
+block entry may carry five product extensions:
 
-* ``paramTypes``: ``{name: kind | {kind, minimum, exclusiveMinimum, enum, ...}}`` where
-  the kind cannot be read off the default (a scalar default that also takes a vector),
-  or where a value range is checked;
+* ``paramTypes``: ``{name: kind | {kind, minimum, exclusiveMinimum, enum, reason, ...}}``
+  where the kind cannot be read off the default (a scalar default that also takes a
+  vector), or where a value range is checked (``reason``: why, added to the error);
 * ``paramAliases``: ``{alias: name}``, older inspector names nflow pages still show;
 * ``openParams``: true when names beyond ``defaultParams`` are the block's own (an FMU's
   variables): they are kept as given, and the handler checks them;
@@ -24,7 +24,9 @@ block entry may carry four product extensions:
     exactly that one (tests check it); a range the schema does not check is documentation,
     unless it ends in ``"; checked when compiled"`` (``COMPILE_CHECKED``): the handler
     refuses a value outside it when the plan is compiled (tests check that too);
-  - ``meaning``: what the parameter does, in one short line.
+  - ``meaning``: what the parameter does, in one short line;
+* ``outputUnits``: one unit per output port (``"m/s"``; ``""`` for none), where an output
+  has a physical unit (a sensor's): results name their columns' units with it (keys of ``UNITS`` too).
 """
 from __future__ import annotations
 
@@ -147,6 +149,7 @@ class ParamSpec:
     minimum: float | None = None
     exclusive_minimum: float | None = None
     enum: tuple | None = None
+    reason: str | None = None      # why the range is what it is (said in a param_range error)
     # paramInfo (documentation; None / "" where the manifest gives none)
     unit: str | tuple | None = None
     range: str = ""
@@ -170,6 +173,11 @@ class BlockType:
     domain: str | None = None
     pins: dict = field(default_factory=dict)  # pin name -> domain
     open_params: bool = False   # params beyond ``params`` are kept as given (the handler checks them)
+    output_units: tuple = ()    # per output port, its unit ("" for none); shorter than the ports when not given
+
+    def output_unit(self, port: int) -> str:
+        """The unit of output ``port`` ("" when the manifest gives none)."""
+        return self.output_units[port] if port < len(self.output_units) else ""
 
     @property
     def defaults(self) -> dict:
@@ -190,7 +198,7 @@ def _param_specs(entry: dict) -> dict:
         specs[name] = ParamSpec(
             name=name, kind=kind, default=default,
             minimum=extra.get("minimum"), exclusive_minimum=extra.get("exclusiveMinimum"),
-            enum=tuple(extra["enum"]) if "enum" in extra else None,
+            enum=tuple(extra["enum"]) if "enum" in extra else None, reason=extra.get("reason"),
             **_documented(info.get(name)))
     return specs
 
@@ -214,7 +222,7 @@ def _block_type(library: str, entry: dict) -> BlockType:
         help=entry.get("help", ""), acausal=bool(entry.get("acausal")),
         domain=entry.get("domain"),
         pins={p["name"]: p.get("domain", entry.get("domain")) for p in entry.get("physicalPins", [])},
-        open_params=bool(entry.get("openParams")))
+        open_params=bool(entry.get("openParams")), output_units=tuple(entry.get("outputUnits", ())))
 
 
 @functools.lru_cache(maxsize=1)

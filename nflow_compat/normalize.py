@@ -17,6 +17,24 @@ from .expr import evaluate
 from .manifests import BlockType, ParamSpec
 
 SOLVERS = ("discrete", "ode1", "ode4", "ode45", "dae")
+# Simulink's solvers -> ours doing the same kind of integration (the hint for an unknown solver)
+SIMULINK_SOLVERS = {
+    "ode15s": ("dae", "stiff, variable step: LSODA"), "ode23t": ("dae", "stiff, variable step: LSODA"),
+    "ode23tb": ("dae", "stiff, variable step: LSODA"), "ode23s": ("dae", "stiff, variable step: LSODA"),
+    "ode23": ("ode45", "variable-step Runge-Kutta: Dormand-Prince 5(4)"),
+    "ode113": ("ode45", "non-stiff, variable step: Dormand-Prince 5(4)"),
+    "ode5": ("ode4", "fixed step: classical Runge-Kutta 4"), "ode3": ("ode4", "fixed step: classical Runge-Kutta 4"),
+    "ode8": ("ode4", "fixed step: classical Runge-Kutta 4"), "ode2": ("ode4", "fixed step: classical Runge-Kutta 4"),
+}
+
+
+def solver_hint(name: str) -> str:
+    """"; did you mean 'X'?" for an unknown solver: ours for a Simulink solver's name, else
+    the closest of ``SOLVERS``."""
+    simulink = SIMULINK_SOLVERS.get(name.strip().lower()) if len(name) <= 40 else None
+    if simulink is not None:
+        return f"; did you mean {simulink[0]!r}? (for Simulink's {name.strip()}: {simulink[1]})"
+    return did_you_mean(name, SOLVERS)
 MAX_PORTS = 10_000
 
 
@@ -178,7 +196,8 @@ def normalize_param(spec: ParamSpec, value, variables, where: dict):
         bad = np.any(arr <= bound) if strict else np.any(arr < bound)
         if bad or np.any(np.isnan(arr)):
             rel = ">" if strict else ">="
-            raise DiagramError("param_range", f"{what} must be {rel} {bound:g}, got {_show(out)}", **where)
+            raise DiagramError("param_range", f"{what} must be {rel} {bound:g}, got {_show(out)}"
+                               + (f": {spec.reason}" if spec.reason else ""), **where)
     return out
 
 

@@ -52,7 +52,8 @@ class StatePart:
 
     ``derivative()`` and ``surfaces()`` take no arguments: they read the block's inputs
     from the signal store (already evaluated for this time and state) and its state from
-    ``self.x``; ``on_event(x)`` may re-initialize the state after a located event."""
+    ``self.x``; ``on_event(x)`` runs at every event, the initial one (``initialize``)
+    included, and may re-initialize the state there."""
 
     fresh_derivative = False     # np.asarray may hand back the closure's own array
 
@@ -76,19 +77,21 @@ class StatePart:
         return self._on_event(np.array(x, dtype=float)) if self._on_event else x
 
     def initialize(self, t, x):
-        return x
+        return self.handle_events(t, x, ())
 
     def next_time_event(self, t):
         return math.inf
 
 
-def crossing_part(io, surfaces):
-    """Zero-crossing surfaces of a stateless block (saturation, deadZone, switch) under a
-    solver that owns continuous state, so the integration restarts where they cross;
-    None otherwise (the fixed-step path has no surfaces, as in nflow)."""
+def crossing_part(io, surfaces, on_event=None):
+    """Zero-crossing surfaces of a block without continuous state (saturation, deadZone,
+    switch, a relay) under a solver that owns continuous state, so the integration
+    restarts where they cross, and ``on_event(x) -> x`` run at every located event (a
+    latch committing there); None otherwise (the fixed-step path has no surfaces, as in
+    nflow)."""
     if io.solver not in SOLVER_OWNED or io.outs is None:
         return None
-    return StatePart(io.id, np.zeros(0), surfaces=surfaces)
+    return StatePart(io.id, np.zeros(0), surfaces=surfaces, on_event=on_event)
 
 
 class AlgebraicPart:

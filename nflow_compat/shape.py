@@ -35,14 +35,11 @@ from urllib.parse import quote
 
 import jsonschema_rs
 import orjson
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import best_match
-from jsonschema.validators import extend
 
 from .errors import DiagramError, did_you_mean, pointer
 from .expr import MAX_LENGTH
 from .manifests import BlockType, ParamSpec, block_types
-from .normalize import MAX_PORTS, SOLVERS, unset
+from .normalize import MAX_PORTS, SOLVERS, solver_hint, unset
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 DIAGRAM_FILE = "diagram.schema.json"
@@ -515,25 +512,36 @@ def _cut(instance):
     return inner
 
 
-def _items(validator, items, instance, schema):
-    """jsonschema's ``items`` on the array as the schemas see it, in fewer steps: a long
-    array by its summary (``_summary``: the numbers of a 100,000-sample table by two of
+def _items(plain, validator, items, instance, schema):
+    """jsonschema's ``items`` (``plain``) on the array as the schemas see it, in fewer steps:
+    a long array by its summary (``_summary``: the numbers of a 100,000-sample table by two of
     them rather than a Python validation each, ~10 s the plain way), a long chain of
     one-element arrays cut."""
     if validator.is_type(instance, "array"):
         instance = _cut(_summary(instance))
-    return _PLAIN_ITEMS(validator, items, instance, schema)
+    return plain(validator, items, instance, schema)
 
 
-def _contains(validator, contains, instance, schema):
-    """jsonschema's ``contains``, on the summary of a long array (``_summary``)."""
+def _contains(plain, validator, contains, instance, schema):
+    """jsonschema's ``contains`` (``plain``), on the summary of a long array (``_summary``)."""
     if validator.is_type(instance, "array"):
         instance = _summary(instance)
-    return _PLAIN_CONTAINS(validator, contains, instance, schema)
+    return plain(validator, contains, instance, schema)
 
 
-_PLAIN_ITEMS, _PLAIN_CONTAINS = Draft202012Validator.VALIDATORS["items"], Draft202012Validator.VALIDATORS["contains"]
-_Validator = extend(Draft202012Validator, {"items": _items, "contains": _contains})
+@functools.cache
+def explainer():
+    """The validator class that explains an invalid diagram: jsonschema's Draft 2020-12 with
+    the ``items`` / ``contains`` above. jsonschema (pure Python, ~50 ms to import with what it
+    imports) is imported here, on the first diagram jsonschema-rs says no to: a valid
+    diagram never needs it."""
+    from jsonschema import Draft202012Validator
+    from jsonschema.validators import extend
+    plain = Draft202012Validator.VALIDATORS
+    return extend(Draft202012Validator, {"items": functools.partial(_items, plain["items"]),
+                                         "contains": functools.partial(_contains, plain["contains"])})
+
+
 _FIRST_ERRORS = 32   # best_match picks among this many (a huge wrong value has millions of errors)
 
 
@@ -556,30 +564,66 @@ def _inlined(node, defs: dict, inside: frozenset):
     return {key: value if key == "$defs" else _inlined(value, defs, inside) for key, value in node.items()}
 
 
+def _referenced(node, defs: dict, found: dict) -> dict:
+    """``found`` with every def ``node`` refers to, directly or through other defs."""
+    if isinstance(node, dict):
+        ref = node.get("$ref", "")
+        name = ref[len("#/$defs/"):]
+        if ref.startswith("#/$defs/") and name in defs and name not in found:
+            found[name] = defs[name]
+            _referenced(defs[name], defs, found)
+        for key, value in node.items():
+            if key != "$defs":
+                _referenced(value, defs, found)
+    elif isinstance(node, list):
+        for item in node:
+            _referenced(item, defs, found)
+    return found
+
+
 @functools.lru_cache(maxsize=4)
-def _compiled(max_expression_length: int):
-    """(the diagram's validator without the type table, type -> its params validator),
-    compiled once per process and limit. The params validators share the diagram
-    schema's resource, so their ``$ref`` resolve in it."""
-    doc = diagram_schema(max_expression_length=max_expression_length, dispatch=False)
-    doc = dict(_inlined(doc, doc["$defs"], frozenset()), **{"$defs": doc["$defs"]})
-    skeleton = _Checker(doc, _Validator(doc))
-    params = {}
-    for name, entry in doc["$defs"]["blockParams"]["$defs"].items():
-        schema = _inlined(entry, doc["$defs"], frozenset())
-        params[name] = _Checker(dict(schema, **{"$defs": doc["$defs"]}), skeleton.explain.evolve(schema=schema))
-    return skeleton, params
+def _diagram_schema(max_expression_length: int) -> dict:
+    """The diagram schema without the type table (``dispatch=False``), built once per
+    process and limit (a few ms; every type's params schema is in its ``$defs``)."""
+    return diagram_schema(max_expression_length=max_expression_length, dispatch=False)
+
+
+def _checker(schema: dict, defs: dict) -> _Checker:
+    """A checker of ``schema`` (whose ``$ref`` point into ``defs``): its references inlined,
+    and the defs it still refers to beside it, only those (compiling a schema that carries
+    the ~300 params schemas costs ~1.5 ms, one that carries what it uses ~0.1 ms)."""
+    inlined = _inlined(schema, defs, frozenset())
+    return _Checker(dict(inlined, **{"$defs": _referenced(inlined, defs, {})}))
+
+
+@functools.lru_cache(maxsize=4)
+def _skeleton(max_expression_length: int) -> _Checker:
+    """The checker of the diagram without the type table, compiled once per process and limit."""
+    doc = _diagram_schema(max_expression_length)
+    return _checker({key: value for key, value in doc.items() if key != "$defs"}, doc["$defs"])
+
+
+@functools.lru_cache(maxsize=1024)
+def _params(max_expression_length: int, type_name: str) -> _Checker:
+    """The checker of one block type's params, compiled when a diagram first uses the type
+    (so a diagram of 3 types compiles 3, not ~300)."""
+    defs = _diagram_schema(max_expression_length)["$defs"]
+    return _checker(defs["blockParams"]["$defs"][type_name], defs)
 
 
 class _Checker:
     """One schema, two validators: ``jsonschema_rs`` (compiled, some 50x faster) says
-    whether an instance is valid; ``jsonschema`` confirms a "no" and explains it
-    (best_match, absolute_path: what the typed error is made of). Both implement Draft
-    2020-12; tests/test_shape.py checks that they agree."""
+    whether an instance is valid; ``jsonschema`` (``explain``, made on first use) confirms a
+    "no" and explains it (best_match, absolute_path: what the typed error is made of). Both
+    implement Draft 2020-12; tests/test_shape.py checks that they agree."""
 
-    def __init__(self, schema: dict, explain):
+    def __init__(self, schema: dict):
+        self.schema = schema
         self.fast = jsonschema_rs.Draft202012Validator(schema)
-        self.explain = explain
+
+    @functools.cached_property
+    def explain(self):
+        return explainer()(self.schema)
 
     def is_valid(self, instance) -> bool:
         # a "no" is asked again of jsonschema: Python objects decoded JSON never holds (a NaN,
@@ -599,7 +643,7 @@ def check(raw, max_expression_length: int = MAX_LENGTH, max_depth: int = 32) -> 
     comparisons a block): the diagram without it, then each block's params (nested
     diagrams' blocks too, after their subsystem, down to ``max_depth`` levels: the
     flattener says where nesting goes deeper) against the params schema of its type."""
-    skeleton, params = _compiled(max_expression_length)
+    skeleton = _skeleton(max_expression_length)
     if not skeleton.is_valid(raw):
         raise _error(skeleton.explain, raw, raw, (), max_expression_length)
     types = block_types()
@@ -617,8 +661,9 @@ def check(raw, max_expression_length: int = MAX_LENGTH, max_depth: int = 32) -> 
             given = block.get("params")
             if not isinstance(given, dict):
                 continue
-            if not params[bt.type].is_valid(given):
-                raise _error(params[bt.type].explain, given, raw, where + ("params",), max_expression_length)
+            checker = _params(max_expression_length, bt.type)
+            if not checker.is_valid(given):
+                raise _error(checker.explain, given, raw, where + ("params",), max_expression_length)
             nested += [(where + ("params", name), given[name], depth + 1) for name, spec in bt.params.items()
                        if spec.kind == "diagram" and isinstance(given.get(name), dict) and depth < max_depth]
         stack += reversed(nested)
@@ -627,6 +672,7 @@ def check(raw, max_expression_length: int = MAX_LENGTH, max_depth: int = 32) -> 
 def _error(validator, instance, root, at: tuple, limit: int) -> DiagramError:
     """The DiagramError of ``instance`` (at ``at`` in ``root``): jsonschema's best match
     among its first errors, told as ``parse`` tells it."""
+    from jsonschema.exceptions import best_match     # with the explainer: only for an invalid diagram
     err = best_match(itertools.islice(validator.iter_errors(instance), _FIRST_ERRORS))
     tokens, keyword, value = at + tuple(err.absolute_path), err.validator, err.instance
     if keyword == "required":            # the error sits on the object: point at what is missing
@@ -760,7 +806,7 @@ _MESSAGES = {
     "missing_field": lambda p, shown, value, limit: f"the diagram needs '{p.key}'",
     **dict.fromkeys(("bad_" + key.lower() for key in _TIMES), _not_positive),
     "unknown_solver": lambda p, shown, value, limit: f"unknown solver {shown} (known: {', '.join(SOLVERS)})"
-    + (did_you_mean(value, SOLVERS) if isinstance(value, str) else ""),
+    + (solver_hint(value) if isinstance(value, str) else ""),
     "bad_variable": lambda p, shown, value, limit: f"variable name {shown} is not an identifier",
     "missing_id": lambda p, shown, value, limit: "every block needs a non-empty string 'id'",
     "missing_type": lambda p, shown, value, limit: f"block {p.block!r} needs a string 'type'",
@@ -773,7 +819,8 @@ _MESSAGES = {
         f"parameter {p.key!r} must be {_KIND_TEXT[p.spec.kind]}, got {shown}"),
     "param_value": lambda p, shown, value, limit: f"parameter {p.key!r} must be one of {list(p.spec.enum)}, got "
     f"{shown}" + did_you_mean(str(value), [str(e) for e in p.spec.enum]),
-    "param_range": lambda p, shown, value, limit: f"parameter {p.key!r} must be {_bounds(p.spec)}, got {shown}",
+    "param_range": lambda p, shown, value, limit: f"parameter {p.key!r} must be {_bounds(p.spec)}, got {shown}"
+    + (f": {p.spec.reason}" if p.spec.reason else ""),
     "bad_expression": lambda p, shown, value, limit: f"cannot evaluate {shown}: it holds a character no expression "
                                                      "has",
     "expression_too_long": lambda p, shown, value, limit: f"expression of {len(value)} characters (limit {limit})",

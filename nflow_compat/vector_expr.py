@@ -258,15 +258,7 @@ class _VectorCompiler(_ArrayGrammar):
     def call(self, name):
         if name not in VECTOR_FUNCTIONS:
             raise _Fail(f"unknown function {name!r} (the math functions: {', '.join(sorted(VECTOR_FUNCTIONS))})")
-        self.expect("(")
-        saved, self.in_brackets = self.in_brackets, 0
-        args, literal = [self.expr()], []
-        while self.peek()[1] == ",":
-            self.take()
-            literal.append(self.literal_argument_ahead())
-            args.append(self.expr())
-        self.in_brackets = saved
-        self.expect(")")
+        args, literal = self.arguments()
         forms = VECTOR_FUNCTIONS[name]
         if len(args) not in forms:
             counts = " or ".join(str(n) for n in sorted(forms))

@@ -4,6 +4,8 @@ it must give and where that expectation comes from (``provenance``):
 * ``doc-stated``   an nflow page states the result (``source`` names the page);
 * ``analytic``     a closed form (``derivation`` says which);
 * ``msl-reference`` Modelica Standard Library reference results;
+* ``ngspice-reference`` ngspice's run of the same circuit (``fixtures/ngspice/``; the
+  netlist, ngspice's version and output in ``fixtures/reference/ngspice/``);
 * ``regression``   our own earlier output, reviewed. Only these are ever regenerated:
   ``python -m tests.goldens --regenerate-regression`` (``make goldens``).
 
@@ -25,7 +27,7 @@ from tests.fmus import build
 
 ROOT = Path(__file__).resolve().parent.parent / "fixtures"
 REFERENCE = ROOT / "reference"      # the data tests compare with (its README says whence); not goldens
-PROVENANCES = ("doc-stated", "analytic", "msl-reference", "regression")
+PROVENANCES = ("doc-stated", "analytic", "msl-reference", "ngspice-reference", "regression")
 
 
 def fixture_paths() -> list:

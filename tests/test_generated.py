@@ -33,3 +33,29 @@ def test_no_id_or_parameter_reaches_the_element_wise_closures(monkeypatch):
     hostile = _sources(monkeypatch, HOSTILE, -0.123456789, 3.25)
     assert plain and plain == hostile
     assert not any("owned" in s or "3.25" in s or "0.123456789" in s for s in hostile)
+
+
+def test_a_source_compiled_once_is_run_again_without_compiling(monkeypatch):
+    """The step function's source depends on the structure alone: compiling the diagram again
+    with other values (a sweep's next run, ``plan.with_params``) reuses its code object."""
+    from nflow_compat import generated
+    compiled = []
+
+    def counting(source, filename, mode):
+        compiled.append(filename)
+        return compile(source, filename, mode)
+    monkeypatch.setattr(generated, "compile", counting, raising=False)
+    monkeypatch.setattr(generated, "_CODES", {})
+
+    def feedback(gain):
+        blocks = [blk("s", "sine"), blk("add", "sum", inputs=2, Inputs="+-"), blk("g", "gain", Gain=gain),
+                  blk("z", "unitDelay"), record()]
+        return diagram(blocks, [wire("s", "add"), wire("z", "add", 0, 1), wire("add", "g"), wire("g", "z"),
+                                wire("g", "w")], duration=0.3)
+    first = nc.compile_plan(feedback(0.5))
+    assert "<nflow step function>" in compiled
+    compiled.clear()
+    second = nc.compile_plan(feedback(0.25))
+    assert "<nflow step function>" not in compiled
+    assert second.program.step.source == first.program.step.source
+    assert second.run()["workspace"]["y"].tolist() != first.run()["workspace"]["y"].tolist()

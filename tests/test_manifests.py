@@ -1,7 +1,8 @@
 """The manifests' product extensions (``nflow_compat.manifests``): ``paramInfo`` documents
 every parameter of every block type with a known unit, a range that agrees with what
 ``paramTypes`` checks and with the default (and is refused when compiled where it says so),
-and a one-line meaning."""
+and a one-line meaning; ``outputUnits`` names the physical unit of each output port of the
+blocks whose outputs have one (keys of ``UNITS`` too)."""
 from __future__ import annotations
 
 import math
@@ -157,3 +158,28 @@ def test_every_range_stated_in_words_and_checked_has_a_value_outside_it():
         stated = parse_range(TYPES[block_type].params[name].range)
         if stated == Range() and not TYPES[block_type].params[name].range.startswith("not 0"):
             assert (block_type, name) in _OUTSIDE_WORDS, (block_type, name)
+
+
+# ----------------------------------------------------------------------------- outputUnits
+
+def test_every_acausal_sensor_with_a_fixed_quantity_names_its_unit():
+    types = block_types()
+    sensors = [t for t in types.values() if t.acausal and t.outputs]
+    named = {t.type for t in sensors if t.output_units}
+    # the planar position / velocity / acceleration sensors output the quantity their 'axis' picks (m or rad)
+    assert {t.type for t in sensors} - named == {"PlanarPositionSensor", "PlanarVelocitySensor",
+                                                "PlanarAccelerationSensor", "PlanarRelPositionSensor"}
+    for t in sensors:
+        if t.output_units:
+            assert len(t.output_units) == t.outputs and set(t.output_units) <= set(UNITS), t.type
+    assert (types["SpeedSensor"].output_unit(0), types["RotSpeedSensor"].output_unit(0),
+            types["CurrentSensor"].output_unit(0), types["TemperatureSensor"].output_unit(0)) == ("m/s", "rad/s", "A", "K")
+    assert types["gain"].output_unit(0) == "" and types["SpeedSensor"].output_unit(3) == ""
+
+
+def test_output_units_follow_the_outputs_key_in_the_entries():
+    for manifest in libraries().values():
+        for entry in manifest["blocks"]:
+            if "outputUnits" in entry:
+                keys = list(entry)
+                assert keys[keys.index("outputs") + 1] == "outputUnits", entry["type"]

@@ -516,8 +516,8 @@ def test_long_arrays_are_checked_by_their_summary_exactly():
            value=st.lists(numbers, min_size=3, max_size=8) | st.lists(numbers | others, min_size=3, max_size=8))
     def agree(index, value):
         doc = shape.value_schema(SPECS[index])
-        assert shape._Validator(doc).is_valid(value) == Draft202012Validator(doc).is_valid(value), (index, value)
-        assert shape._Validator(doc).is_valid([value]) == Draft202012Validator(doc).is_valid([value]), (index, value)
+        assert shape.explainer()(doc).is_valid(value) == Draft202012Validator(doc).is_valid(value), (index, value)
+        assert shape.explainer()(doc).is_valid([value]) == Draft202012Validator(doc).is_valid([value]), (index, value)
 
     agree()
 
@@ -556,7 +556,7 @@ def test_long_chains_of_one_element_arrays_are_cut_exactly():
         for _ in range(depth):
             value = [value]
         doc = shape.value_schema(SPECS[index])
-        assert shape._Validator(doc).is_valid(value) == Draft202012Validator(doc).is_valid(value), (index, value)
+        assert shape.explainer()(doc).is_valid(value) == Draft202012Validator(doc).is_valid(value), (index, value)
 
     agree()
     assert validate_error(with_params(1, Gain=functools.reduce(lambda x, _: [x], range(400), 3))) is None
@@ -567,12 +567,22 @@ def test_the_compiled_validator_agrees_with_jsonschema(case):
     """shape's fast validator (jsonschema_rs) says yes or no as jsonschema does, on the
     valid base diagram and on every invalid case above: the skeleton, then the params."""
     d = BASE if case == "base" else (PARAM_CASES[case[8:]][0] if case.startswith("params: ") else DIAGRAM_CASES[case])
-    skeleton, params = shape._compiled(MAX_LENGTH)
+    skeleton = shape._skeleton(MAX_LENGTH)
     assert skeleton.fast.is_valid(d) == skeleton.explain.is_valid(d)
     if skeleton.explain.is_valid(d):
         for block in d["blocks"]:
-            checker = params.get(block.get("type"))
-            if checker is None:
+            if block.get("type") not in block_types():
                 continue
+            checker = shape._params(MAX_LENGTH, block["type"])
             given = block.get("params", {})
             assert checker.fast.is_valid(given) == checker.explain.is_valid(given), block
+
+
+def test_a_check_compiles_only_the_params_schemas_of_the_types_it_meets():
+    # the params validators are compiled on first use, each with the defs it refers to only
+    shape._params.cache_clear()
+    shape.check(BASE)
+    assert shape._params.cache_info().currsize == len({b["type"] for b in BASE["blocks"]})
+    for name in block_types():      # every type's schema compiles on its own (its references resolve)
+        checker = shape._params(MAX_LENGTH, name)
+        assert set(checker.schema.get("$defs", {})) <= set(shape._diagram_schema(MAX_LENGTH)["$defs"])

@@ -37,6 +37,11 @@ def pin(a, a_pin, b, b_pin):
     return {"from": a, "fromPin": a_pin, "to": b, "toPin": b_pin}
 
 
+def links(*pairs):
+    """Physical connections written ``'block.pin block.pin'``."""
+    return [pin(*a.split("."), *b.split(".")) for a, b in (pair.split() for pair in pairs)]
+
+
 def rec(src, name):
     """A recorder of output 0 of ``src`` under ``name``: ([block], [connection])."""
     return [record(f"rec_{name}", name)], [wire(src, f"rec_{name}")]

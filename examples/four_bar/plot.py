@@ -4,23 +4,29 @@ the crank and rocker angles over time.
     nflow-sim run examples/four_bar/diagram.json -o result.json
     python examples/four_bar/plot.py result.json four_bar.png
 
-Needs matplotlib (``pip install 'nflow-compat[plot]'``).
+or, running the diagram here with ``nc.run``: ``python examples/four_bar/plot.py four_bar.png``.
+Needs matplotlib and pandas, the ``notebook`` extra (from a checkout: ``python -m pip install -e '.[notebook]'``).
 """
 import sys
+from pathlib import Path
 
 import numpy as np
-import orjson
 from matplotlib.figure import Figure
+
+import nflow_compat as nc
 
 A, D = (0.0, 0.0), (3.0, 0.0)     # the ground pivots: PlanarWorld's frame and the PlanarFixed D
 
 
-def main(result_path: str, image_path: str) -> None:
-    result = orjson.loads(open(result_path, "rb").read())
-    if result.get("status") != "ok":
-        sys.exit(f"simulation failed: {result.get('error')}")
-    t = np.asarray(result["time"])
-    w = {name: np.asarray(values, dtype=float)[:, 0] for name, values in result["workspace"].items()}
+def main(result_path: str | None, image_path: str) -> None:
+    try:
+        result = (nc.Result.from_json(Path(result_path).read_bytes()) if result_path
+                  else nc.run(Path(__file__).with_name("diagram.json")))
+    except nc.NFlowError as err:
+        sys.exit(f"simulation failed: {err.code}: {err.message}")
+    frame = result.to_pandas()        # time index; one column per recorded coordinate (B_x, B_y, ...)
+    t = frame.index.to_numpy()
+    w = {name: frame[name].to_numpy() for name in frame.columns}
     fig = Figure(figsize=(11, 4.5))
     linkage, angles = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1.3, 1]})
     linkage.plot(*zip(A, D), color="0.5", ls="--", lw=1)
@@ -44,6 +50,6 @@ def main(result_path: str, image_path: str) -> None:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3:
-        sys.exit("usage: python examples/four_bar/plot.py result.json four_bar.png")
-    main(sys.argv[1], sys.argv[2])
+    if len(sys.argv) not in (2, 3):
+        sys.exit("usage: python examples/four_bar/plot.py [result.json] four_bar.png")
+    main(sys.argv[1] if len(sys.argv) == 3 else None, sys.argv[-1])

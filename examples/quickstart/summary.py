@@ -1,17 +1,29 @@
-"""Print a short summary of a result file written by `nflow-sim` (used by `make demo`)."""
+"""Print a short summary of the quickstart's result: a result file written by `nflow-sim`
+(`make demo`), or, without one, the diagram run here with `nc.run`.
+
+    python examples/quickstart/summary.py [result.json]
+"""
 import sys
+from pathlib import Path
 
-import orjson
+import nflow_compat as nc
 
-result = orjson.loads(open(sys.argv[1], "rb").read())
-if result.get("status") != "ok":
-    sys.exit(f"simulation failed: {result.get('error')}")
-print(f"status ok: {result['stats']['steps']} samples, t = {result['time'][0]} .. {result['time'][-1]} s, "
-      f"solver {result['stats']['solver']}, {result['stats']['wall_s'] * 1000:.2f} ms")
-for name, value in result["workspace"].items():
-    rows = value["signals"]["values"] if isinstance(value, dict) else value
-    columns = list(zip(*rows))
-    labels = ["drive", "backlash(drive)", "sat(friction(drive))"]
-    print(f"workspace {name!r}: {len(rows)} x {len(columns)}")
-    for label, col in zip(labels, columns):
-        print(f"  {label:22s} min {min(col):+.4f}  max {max(col):+.4f}  last {col[-1]:+.4f}")
+
+def main(argv) -> int:
+    try:
+        result = (nc.Result.from_json(Path(argv[0]).read_bytes()) if argv
+                  else nc.run(Path(__file__).with_name("diagram.json")))
+    except nc.NFlowError as err:
+        sys.exit(f"simulation failed: {err.code}: {err.message}")
+    stats = result.stats
+    print(f"status ok: {stats['steps']} samples, t = {result.time[0]} .. {result.time[-1]} s, "
+          f"solver {stats['solver']}, {stats['wall_s'] * 1000:.2f} ms")
+    frame = result.to_pandas("y")       # time index; a column per signal, named after its block
+    print(f"workspace 'y': {frame.shape[0]} x {frame.shape[1]}")
+    for name, column in frame.items():
+        print(f"  {name:8s} min {column.min():+.4f}  max {column.max():+.4f}  last {column.iloc[-1]:+.4f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -18,7 +18,7 @@ import numpy as np
 from ..errors import DiagramError
 from ..generated import run_generated
 from ..normalize import SOLVERS
-from ..parts import Part
+from ..parts import Part, crossing_part
 
 Fn = Callable[[], None]
 
@@ -70,6 +70,12 @@ class Phases:
     linear: dict | None = None
     of_state: dict | None = None
     bulk: BulkRecord | None = None  # a recorder's AFTER_STEP over many steps at once
+    # What the result says of the columns (engine.columns): ``records``, a recorder's (section,
+    # key) in the result, under which its declared inputs are recorded in port order;
+    # ``parts``, output 0 is the declared inputs concatenated, per input the name of its
+    # part (None: named after the block driving it)
+    records: tuple | None = None
+    parts: tuple | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,6 +149,14 @@ class Handler:
     # the solver's system under every solver (a model-exchange FMU)
     solvers: tuple = SOLVERS
     solver_role: str | None = None
+    # lower(diagram, ctx, S, input_slots) -> {block index: its share}: the blocks whose handlers
+    # name the same function are lowered by it together before any block is built (the acausal
+    # blocks onto the physical networks, ``physical.islands.lower``); a block's share is its
+    # ``io.physical``. The plan calls only the functions of the types it holds
+    lower: Callable | None = None
+    # its plan holds what it read from files while compiling (a fileSource's samples, an FMU):
+    # such a plan is compiled again for every request that names it (nflow-sim serve)
+    reads_files: bool = False
 
 
 REGISTRY: dict[str, Handler] = {}
@@ -161,8 +175,8 @@ def block(type_name: str, *, widths=None, feedthrough=True, complex=REAL_ONLY, *
     returning one of those. ``complex`` is the type's ``(accepts, output)`` complex
     support (see ``ComplexSupport``; default: real inputs only, real outputs). ``declared``:
     the further ``Handler`` fields the engine reads (``pure``, ``reads_after_step``,
-    ``prepare``, the execution-group roles) and those that say how it runs under the
-    solvers (``solvers``, ``solver_role``)."""
+    ``prepare``, the execution-group roles, ``lower``, ``reads_files``) and those that say
+    how it runs under the solvers (``solvers``, ``solver_role``)."""
     support = ComplexSupport(*complex)
     if support.output not in (-1, 0, 1):
         raise ValueError(f"{type_name}: complex output must be -1, 0 or 1, not {support.output!r}")
@@ -212,8 +226,8 @@ def param_width(name: str):
 class BlockIO:
     """What a handler sees of its block: params, slots into the signal store, context."""
 
-    __slots__ = ("block", "id", "params", "S", "ctx", "ins", "in_widths", "outs", "out_widths", "variables",
-                 "physical", "solver", "slot_of", "block_ids")
+    __slots__ = ("block", "id", "params", "S", "ctx", "ins", "in_widths", "outs", "out_widths", "_variables",
+                 "read_variables", "physical", "solver", "slot_of", "block_ids")
 
     def __init__(self, block, S, ctx, ins, in_widths, outs, out_widths, variables=None, physical=None,
                  solver="discrete", slot_of=None, block_ids=()):
@@ -222,7 +236,8 @@ class BlockIO:
         self.slot_of = slot_of or (lambda block_id, port: None)  # another block's output slot (bindings)
         self.solver = solver               # the diagram's solver: continuous blocks integrate under it
         self.physical = physical           # acausal blocks: their share of a lowered island
-        self.variables = variables or {}   # the diagram's variables (name -> float or array)
+        self._variables = variables or {}  # the diagram's variables (name -> float or array)
+        self.read_variables = False        # whether the handler read them (new values rebuild it)
         self.id = block.id
         self.params = block.params
         self.S = S
@@ -231,6 +246,14 @@ class BlockIO:
         self.in_widths = in_widths    # 0 when unconnected
         self.outs = outs
         self.out_widths = out_widths
+
+    @property
+    def variables(self) -> dict:
+        """The diagram's variables (name -> float or array), for a handler that evaluates
+        expressions itself; reading them marks the block as depending on them, so a plan
+        run with new variables (``Plan.with_params``) builds it again."""
+        self.read_variables = True
+        return self._variables
 
     @property
     def declared_ins(self) -> list:
@@ -309,7 +332,7 @@ def pointwise(io: BlockIO, ports: tuple, vector: Callable, *, code: Code | None 
     return Phases(algebraic=algebraic, **fields)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.lru_cache(maxsize=1024)   # bounded: a template text may depend on a port count
 def _template_functions(text: str, arity: int, constants: tuple) -> tuple:
     """Two makers compiled once per template (``Code.algebraic`` of an element-wise block,
     ours, never a user string): ``make_closure(S, o, slot0, ..., *constant values)``, the
@@ -330,12 +353,24 @@ def _template_functions(text: str, arity: int, constants: tuple) -> tuple:
     return namespace["make_closure"], namespace["make_law"]
 
 
-def pointwise_state(io: BlockIO, scalar: Callable, vector: Callable, start) -> Phases:
+def pointwise_state(io: BlockIO, scalar: Callable, vector: Callable, start, switches: Callable | None = None) -> Phases:
     """The Phases of a block whose output 0 is an element-wise law of its input 0 and of
     its own state, ``law(u, state)`` (a relay, a slew-rate limit): ALGEBRAIC writes it for
     the current input, UPDATE keeps it as the next state, which INIT sets to ``start``
     (every element). ``scalar`` on floats at width 1, else ``vector`` on arrays; an
-    unconnected input reads 0."""
+    unconnected input reads 0.
+
+    ``switches(u, state)`` (a float array, one surface per element): where the law leaves
+    the output the state holds, for a block whose output jumps there (a relay). Under a
+    solver that owns continuous state they are zero-crossing surfaces and the state also
+    latches at every located event, as UPDATE would there (Modelica's ``pre`` moves on at
+    an event): between two grid points the block keeps its memory instead of answering
+    every input from the state of the last grid point, which would switch it back as soon
+    as its input re-entered the band (a physical state on its threshold, chattering). Its
+    UPDATE is then left out: every change of the state is at an event (a grid point would
+    latch what the last event latched), so it asks for no restart at each grid point; and
+    between events (``ctx.between_events``) the output is the latched value, as Modelica
+    freezes relations there, so no solver step straddles its jump."""
     S, o, width = io.S, io.outs[0], io.width
     i = io.ins[0] if io.ins else None
     law, zero = (scalar, 0.0) if width == 1 else (vector, np.zeros(width))
@@ -351,7 +386,23 @@ def pointwise_state(io: BlockIO, scalar: Callable, vector: Callable, start) -> P
     def update():
         nonlocal state
         state = law(S[i] if i is not None else zero, state)
-    return Phases(init=init, algebraic=algebraic, update=update)
+
+    part = None
+    if switches is not None and i is not None:
+        def surfaces():
+            return switches(S[i], state)
+
+        def latch(x):
+            update()
+            return x
+        part = crossing_part(io, surfaces, on_event=latch)
+    if part is None:
+        return Phases(init=init, algebraic=algebraic, update=update)
+    ctx = io.ctx
+
+    def hybrid_algebraic():
+        S[o] = state if ctx.between_events else law(S[i], state)
+    return Phases(init=init, algebraic=hybrid_algebraic, part=part)
 
 
 def fit(value, width: int):

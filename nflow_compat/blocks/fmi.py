@@ -45,6 +45,7 @@ import numpy as np
 
 from ..normalize import normalize_param
 from ..errors import DiagramError, SimulationError, did_you_mean
+from ..extras import install_hint
 from ..files import BASE_DIR_KEY, confined_path
 from ..manifests import ParamSpec, block_types
 from . import Phases, block, scalar_out
@@ -82,8 +83,8 @@ def _fmpy():
         from fmpy.logging import addLoggerProxy
         from fmpy.model_description import read_model_description
     except ImportError:
-        raise SimulationError("fmi_unavailable", "FMU blocks need the Python package fmpy: "
-                              "pip install 'nflow-compat[fmi]'") from None
+        raise SimulationError("fmi_unavailable", "FMU blocks need the Python package fmpy (the 'fmi' extra), "
+                              f"which is not installed; {install_hint('fmi')}") from None
     return SimpleNamespace(fmpy=fmpy, fmi2=fmi2, fmi3=fmi3, add_logger_proxy=addLoggerProxy,
                            read_model_description=read_model_description)
 
@@ -115,8 +116,9 @@ def read_description(path: Path, name: str, where: dict):
     if version != "2.0" and not version.startswith("3."):
         raise DiagramError("fmu_version", f"FMU {name!r} is FMI {version}; only FMI 2.0 and 3.0 are supported",
                            **where)
+    read = _fmpy().read_model_description     # fmi_unavailable before FMPy's own errors
     try:
-        return _fmpy().read_model_description(str(path), validate=True)
+        return read(str(path), validate=True)
     except Exception as exc:   # FMPy's schema and consistency checks: any of its exceptions
         raise DiagramError("fmu_invalid", f"FMU {name!r} has an invalid modelDescription.xml: {exc}",
                            **where) from None
@@ -155,10 +157,21 @@ def describe(path: Path) -> dict:
         "scheduledExecution": md.scheduledExecution is not None,
         "numberOfContinuousStates": md.numberOfContinuousStates,
         "numberOfEventIndicators": md.numberOfEventIndicators,
+        "generationTool": md.generationTool or "", "generationDateAndTime": md.generationDateAndTime or "",
+        "platforms": _fmpy().fmpy.supported_platforms(str(path)),
+        "defaultExperiment": {key: _number(getattr(md.defaultExperiment, key, None))
+                              for key in ("startTime", "stopTime", "tolerance", "stepSize")},
+        "units": [u.name for u in md.unitDefinitions],
         "variables": [{"name": v.name, "valueReference": v.valueReference, "causality": v.causality,
                        "variability": v.variability, "type": v.type, "start": _start(v),
+                       "unit": v.unit or getattr(v.declaredType, "unit", None) or "",
                        "description": v.description or ""} for v in variables(md)],
     }
+
+
+def _number(text):
+    """A model description's number attribute as a float (None when absent)."""
+    return None if text is None else float(text)
 
 
 def block_entry(path: Path, type_name: str | None = None, path_param: str | None = None) -> dict:
@@ -628,7 +641,7 @@ def _split_outputs(unit):
     return ports, [k for k in ports if unit.feeds[k]]
 
 
-@block("fmu", widths=scalar_out, feedthrough=False)
+@block("fmu", widths=scalar_out, feedthrough=False, reads_files=True)
 def fmu(io):
     """Co-simulation (see the module docstring): OUTPUT emits the outputs at the current
     communication point, ALGEBRAIC (only with direct feedthrough) re-reads the outputs that
@@ -775,10 +788,12 @@ class FmuPart:
             self.ctx.warnings.append(f"{self.unit.label}: the FMU asked to end the simulation at t = {t:.9g}")
 
     def next_time_event(self, t):
-        return self.next_event if self.next_event > t else math.inf
+        # the announced time until an event iteration moves it on: one that the run has
+        # reached without handling it is due now, never dropped
+        return self.next_event
 
 
-@block("fmuMe", widths=scalar_out, feedthrough=False, solver_role="part")
+@block("fmuMe", widths=scalar_out, feedthrough=False, solver_role="part", reads_files=True)
 def fmu_me(io):
     """Model exchange (see the module docstring and ``FmuPart``): OUTPUT emits the outputs
     that do not depend on the inputs, at the state the solver gives; ALGEBRAIC the others,

@@ -8,7 +8,7 @@ state (no direct feedthrough).
 """
 from __future__ import annotations
 
-from ..physical.islands import LOWERED_TYPES
+from ..physical.islands import LOWERED_TYPES, lower
 from ..physical.planar import SENSORS as PLANAR_SENSORS
 from . import Phases, block
 
@@ -18,7 +18,7 @@ def _sensor_widths(block, in_widths):
 
 
 def _build(io):
-    member = io.physical   # its island's feeds are wired by physical.islands.lower
+    member = io.physical   # its island's feeds are wired by physical.islands.lower (the handlers' ``lower``)
     phases = Phases(part=member.part if member.owner else None)
     readers = [(io.outs[port], reader) for port, reader in member.readers.items() if port < len(io.outs)]
     if readers:
@@ -56,4 +56,4 @@ def _build(io):
 for _type in LOWERED_TYPES:
     # a planar sensor only reads its island's state: solver stages may skip it where nothing
     # but recorders reads it (engine.stages)
-    block(_type, widths=_sensor_widths, feedthrough=False, pure=_type in PLANAR_SENSORS)(_build)
+    block(_type, widths=_sensor_widths, feedthrough=False, pure=_type in PLANAR_SENSORS, lower=lower)(_build)

@@ -222,7 +222,7 @@ def _feedthrough(unit, io) -> frozenset:
     return frozenset(connected)
 
 
-@block("modelica", widths=scalar_out, feedthrough=False, solver_role="part")
+@block("modelica", widths=scalar_out, feedthrough=False, solver_role="part", reads_files=True)
 def modelica(io):
     """See the module docstring: OUTPUT emits the outputs that do not read an input, at the
     state the solver gives; ALGEBRAIC the others, with the current inputs; committed

@@ -127,17 +127,27 @@ def coulomb_viscous_friction(io):
 
 # ----------------------------------------------------------------------------- stateful, feedthrough
 
-@block("hysteresis")
+@block("hysteresis", solver_role="crossings")
 def hysteresis(io):
     """Relay: yHigh when u >= uHigh, else yLow when u <= uLow, else the latched value
-    (which starts at yLow). Answers the current input in ALGEBRAIC; UPDATE latches."""
+    (which starts at yLow). Answers the current input in ALGEBRAIC; UPDATE latches.
+
+    Under a solver it is a hybrid element (MSL's OnOffController / Hysteresis): the
+    threshold that would switch it is a zero-crossing surface (u - min(uLow, uHigh) while
+    high, u - uHigh while low) and it latches at every located event too, so it holds its
+    output between two grid points as well (nflow's handler latches at major steps only)."""
     p = io.params
     u_hi, u_lo, y_hi, y_lo = p["uHigh"], p["uLow"], p["yHigh"], p["yLow"]
     if _slots(io)[1] is None:
         return Phases()
     where = np.where
+    falls = min(u_lo, u_hi)     # while high, the output falls once u <= uLow and u < uHigh
+
+    def switches(u, state):
+        return np.atleast_1d(np.asarray(u, dtype=float) - where(np.asarray(state) == y_hi, falls, u_hi))
     return pointwise_state(io, lambda u, state: y_hi if u >= u_hi else (y_lo if u <= u_lo else state),
-                           lambda u, state: where(u >= u_hi, y_hi, where(u <= u_lo, y_lo, state)), y_lo)
+                           lambda u, state: where(u >= u_hi, y_hi, where(u <= u_lo, y_lo, state)), y_lo,
+                           switches=switches)
 
 
 @block("rate")

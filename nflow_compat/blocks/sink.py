@@ -84,7 +84,7 @@ def to_workspace(io):
         times, data = rec.arrays()
         return "workspace", p["VariableName"], workspace_value(p["SaveFormat"], io.id, times, data)
     return Phases(init=init, after_step=after_step, result=result, recorded=rec.size,
-                  bulk=BulkRecord(bulk, slot) if width == 1 else None)
+                  bulk=BulkRecord(bulk, slot) if width == 1 else None, records=("workspace", p["VariableName"]))
 
 
 @block("stopSimulation", widths=no_outputs, feedthrough=False, reads_after_step=True)
@@ -135,7 +135,8 @@ def scope(io):
     def result():
         times, values = rec.arrays()
         return "scopes", io.id, {"type": "scope", "time": times, "values": values}
-    return Phases(init=rec.start, after_step=rec.sampler(ctx, row), result=result, recorded=rec.size)
+    return Phases(init=rec.start, after_step=rec.sampler(ctx, row), result=result, recorded=rec.size,
+                  records=("scopes", io.id))
 
 
 @block("display", widths=no_outputs, feedthrough=False, reads_after_step=True)

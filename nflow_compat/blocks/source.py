@@ -5,6 +5,9 @@ has no direct feedthrough. The counters and the stair sequence keep a step count
 that only UPDATE advances, so a repeated OUTPUT within a step is harmless. The one
 exception is ``noise``, whose generator advances on every OUTPUT call as nflow's does.
 ``labelSource`` copies the signal of the labelSink with its GotoTag (goto/from).
+Under a solver, the jumps and corners a source's formula puts at known times (step, ramp,
+pulse, the square and sawtooth waves) are time events (``Phases.next_time_event``), placed
+where that formula really switches.
 """
 from __future__ import annotations
 
@@ -19,6 +22,7 @@ from ..signals import Shaped, quantize
 from . import Code, Phases, block, fit
 
 TWO_PI = 2.0 * math.pi
+_ULP = float(np.finfo(float).eps)
 
 
 def _scalar_out(block, in_widths):
@@ -37,6 +41,47 @@ def _fixed_scale(scale: float):
     times (inf: none)."""
     scale = scale if math.isfinite(scale) and scale > 0.0 else math.inf
     return lambda t0, t1: scale
+
+
+def _edge_at(level, nominal: float, after: float) -> float:
+    """The time event of an edge that the arithmetic of ``level(t)`` (the output's own
+    formula) places near ``nominal``: the first float, later than ``after``, where
+    ``level`` reads the new side, so the solver stops where the output really switches
+    (a period multiple and ``fmod`` may disagree by an ulp or two). ``nominal`` when
+    ``level`` does not switch within a few ulps of it."""
+    reach = 64.0 * _ULP * max(1.0, abs(nominal))
+    lo, hi = nominal - reach, nominal + reach
+    if hi <= after:
+        return nominal
+    lo = max(lo, after)
+    old, new = level(lo), level(hi)
+    if old == new:
+        return nominal
+    while True:
+        mid = 0.5 * (lo + hi)
+        if mid <= lo or mid >= hi:
+            return hi
+        if level(mid) == old:
+            lo = mid
+        else:
+            hi = mid
+
+
+def _periodic_edges(level, first: float, period: float, offsets):
+    """``next_time_event`` of an output that switches at ``first + k*period + offset`` for
+    every ``k >= 0`` and offset of ``offsets`` (sorted, in [0, period)): the first edge
+    strictly after t (as ``level`` switches)."""
+    def next_time_event(t):
+        k = math.floor((t - first) / period) if t >= first else 0
+        for kk in (k - 1, k, k + 1, k + 2):
+            if kk < 0:
+                continue
+            for off in offsets:
+                edge = _edge_at(level, first + kk * period + off, t)
+                if edge > t:
+                    return edge
+        return math.inf
+    return next_time_event
 
 
 def _half_period(frequency: float) -> float:
@@ -191,9 +236,12 @@ def ramp(io):
     def rate(R):   # right-sided at the corner, where the solver restarts (a time event)
         R[o] = slope if ctx.t >= start else 0.0
 
+    def next_time_event(t):   # the corner
+        return start if t < start else math.inf
+
     def array(t, inputs):
         return [np.where(t >= start, slope * (t - start), 0.0)]
-    return Phases(output=output, rate=rate, array=array, code=Code(output="y0 = slope * (t - start) if t >= start else 0.0",
+    return Phases(output=output, rate=rate, array=array, next_time_event=next_time_event, code=Code(output="y0 = slope * (t - start) if t >= start else 0.0",
                                                         constants={"slope": slope, "start": start}))
 
 
@@ -212,17 +260,25 @@ def pulse(io):
             S[o] = offset
         return Phases(output=output)
 
+    def high_at(t):
+        return t >= start and fmod(t - start, period) < high
+
     def output():
-        t = ctx.t
-        if t >= start and fmod(t - start, period) < high:
-            S[o] = offset + amp
-        else:
-            S[o] = offset
+        S[o] = offset + amp if high_at(ctx.t) else offset
+    # the edges are time events: rising at StartTime + k*Period, falling High later (none
+    # when the high phase is empty; only the first rise when it fills the period)
+    if high <= 0.0:
+        next_time_event = None
+    elif high >= period:
+        def next_time_event(t):
+            return start if t < start else math.inf
+    else:
+        next_time_event = _periodic_edges(high_at, start, period, (0.0, high))
     # the shorter of the nominal high and low phases (none when either is empty: the hair
     # cut off the high phase above is no variation of the signal)
     nominal = (p["Width"] * period) / 100.0
-    return Phases(output=output, time_scale=_fixed_scale(min(nominal, period - nominal) if 0.0 < nominal < period
-                                                         else math.inf))
+    return Phases(output=output, next_time_event=next_time_event,
+                  time_scale=_fixed_scale(min(nominal, period - nominal) if 0.0 < nominal < period else math.inf))
 
 
 @block("signalGenerator", widths=_scalar_out, feedthrough=False)
@@ -235,20 +291,28 @@ def signal_generator(io):
     S, o, ctx, floor = io.S, io.outs[0], io.ctx, math.floor
     time_scale = _fixed_scale(_half_period(freq))
 
+    next_time_event = None
     if wave == "square":
+        def low_at(t):
+            ph = freq * t
+            return ph - floor(ph) < 0.5
+
         def output():
-            ph = freq * ctx.t
-            S[o] = amp * (-1.0 if ph - floor(ph) < 0.5 else 1.0)
+            S[o] = amp * (-1.0 if low_at(ctx.t) else 1.0)
+        if math.isfinite(freq) and freq > 0.0:   # a jump every half period: time events
+            next_time_event = _periodic_edges(low_at, 0.0, 1.0 / freq, (0.0, 0.5 / freq))
     elif wave == "sawtooth":
         def output():
             ph = freq * ctx.t
             S[o] = amp * (1.0 - 2.0 * (ph - floor(ph)))
+        if math.isfinite(freq) and freq > 0.0:   # a jump at every period: time events
+            next_time_event = _periodic_edges(lambda t: floor(freq * t), 0.0, 1.0 / freq, (0.0,))
     else:
         sin, w = math.sin, TWO_PI * freq
 
         def output():
             S[o] = amp * sin(w * ctx.t)
-    return Phases(output=output, time_scale=time_scale)
+    return Phases(output=output, time_scale=time_scale, next_time_event=next_time_event)
 
 
 @block("chirp", widths=_scalar_out, feedthrough=False)
@@ -730,7 +794,8 @@ def _file_source_widths(block, in_widths):
     return [width] * block.outputs
 
 
-@block("fileSource", widths=_file_source_widths, feedthrough=False, prepare=preload_file_source)
+@block("fileSource", widths=_file_source_widths, feedthrough=False, prepare=preload_file_source,
+       reads_files=True)
 def file_source(io):
     """Piecewise-constant playback, as nflow's handler: the value of the last sample whose
     time is <= t (the first sample before the first time); 0 with no samples, and 0 for

@@ -60,12 +60,13 @@ def mux(io):
         if slot is not None:
             pieces.append((start, start + width, slot))
         start += width
-    return _packing(S, o, total, pieces)
+    return _packing(S, o, total, pieces, (None,) * len(io.declared_ins))
 
 
-def _packing(S, o, total, pieces) -> Phases:
+def _packing(S, o, total, pieces, parts) -> Phases:
     """ALGEBRAIC that writes the ``(start, end, slot)`` pieces into one vector of ``total``
-    elements (the gaps of unconnected inputs read 0); complex if any piece is complex."""
+    elements (the gaps of unconnected inputs read 0); complex if any piece is complex.
+    ``parts``: the names of the inputs' parts (``Phases.parts``)."""
     if total == 1:
         if pieces:
             (_, _, slot), = pieces
@@ -75,7 +76,7 @@ def _packing(S, o, total, pieces) -> Phases:
         else:
             def algebraic():
                 S[o] = 0.0
-        return Phases(algebraic=algebraic)
+        return Phases(algebraic=algebraic, parts=parts)
     if len(pieces) == total:   # every input connected and scalar
         slots = [slot for _, _, slot in pieces]
 
@@ -95,7 +96,7 @@ def _packing(S, o, total, pieces) -> Phases:
                 for a, b, slot in pieces:
                     out[a:b] = S[slot]
             S[o] = out
-    return Phases(algebraic=algebraic)
+    return Phases(algebraic=algebraic, parts=parts)
 
 
 def _demux_split(block, width: int) -> list:
@@ -746,7 +747,9 @@ def bus_creator(io):
         return Phases()
     layout = io.out_widths[0]
     pieces = [(m.offset, m.offset + m.width, input_slot(io, p)) for p, m in enumerate(layout.members)]
-    return _packing(io.S, io.outs[0], int(layout), [piece for piece in pieces if piece[2] is not None])
+    given = list(io.params.get("MemberNames") or ())      # the members the diagram names name their parts
+    parts = tuple(str(given[p]) if p < len(given) and given[p] else None for p in range(len(layout.members)))
+    return _packing(io.S, io.outs[0], int(layout), [piece for piece in pieces if piece[2] is not None], parts)
 
 
 def _bus_selector_width(block, in_widths):

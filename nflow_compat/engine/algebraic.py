@@ -9,7 +9,7 @@ import numpy as np
 from scipy import optimize
 
 from .. import roots
-from ..errors import SimulationError
+from ..errors import SolveFailed
 from .context import call_all
 
 
@@ -24,21 +24,28 @@ class AlgebraicSolve:
     The solve: damped Newton from the last solution (the block's InitialCondition at the
     start) with a forward-difference Jacobian kept across solves, improved by Broyden
     updates after each step and recomputed when the residual stops halving. It stops when
-    the Newton correction |J^-1 g|, with J differenced at that very point, is below
-    ``TIGHT (1 + |z|)`` (a test that does not depend on how g is scaled), or when g is
-    exactly 0. When Newton fails: scipy.optimize.root ('hybr', then 'lm' for several
-    unknowns) and, for one unknown, a search for a sign change of g around the last z
-    refined by brentq. Their result is accepted when its correction, with a Jacobian
-    differenced over ``ACCEPT_STEP`` (so that a jump of g across 0 is not taken for a
-    root), is below ``LOOSE (1 + |z|)``; otherwise the run stops with
-    ``constraint_unsolvable`` naming the blocks. Every path does a bounded number of
-    residual evaluations (a few per solve when the solution moves smoothly)."""
+    the Newton correction |J^-1 g|, with J differenced at that very point, is within
+    ``TIGHT`` of each unknown's error weight ``relTol |z| + absTol`` (the diagram's
+    tolerances, as the solver weighs the states; a test that does not depend on how g is
+    scaled), the correction then applied, or when g is exactly 0. When Newton fails:
+    scipy.optimize.root ('hybr', then 'lm' for several unknowns) and, for one unknown, a
+    search for a sign change of g around the last z refined by brentq. Their result is
+    accepted when its correction, with a Jacobian differenced over ``ACCEPT_STEP`` relative
+    and at least ``ACCEPT_WEIGHTS`` weights (so that a jump of g across 0 is not taken for a
+    root), is within ``LOOSE`` weights; otherwise the solve fails with
+    ``constraint_unsolvable`` naming the blocks (a ``SolveFailed``: at a solver's trial
+    point the step is retried smaller, see ``engine.hybrid``). Every path does a bounded
+    number of residual evaluations (a few per solve when the solution moves smoothly)."""
 
-    TIGHT = 1e-12          # Newton's stopping test on the correction, relative to 1 + |z|
-    LOOSE = 1e-8           # a point is accepted as a solution up to this correction
+    # in error weights relTol |z| + absTol: at the default tolerances (1e-6, 1e-8) a unit z
+    # is solved to ~1e-12 and accepted to ~1e-7 (a double root, where Newton creeps, to the
+    # ~1e-8 that rounding of g allows)
+    TIGHT = 1e-6           # Newton's stopping test on the correction
+    LOOSE = 0.1            # a point is accepted as a solution up to this correction
     MAX_NEWTON = 40        # Newton iterations per solve
     MAX_HALVINGS = 12      # step halvings of the damped Newton step
-    ACCEPT_STEP = 1e-6     # difference step (relative) of the acceptance test's Jacobian
+    ACCEPT_STEP = 1e-6     # difference step (relative) of the acceptance test's Jacobian ...
+    ACCEPT_WEIGHTS = 1e3   # ... and at least this many weights: across a jump g/J is half the step
     BRACKET_STEPS = 48     # sign-change search: 1e-3 (1 + |z|) * 2^k, k < 48, on both sides
 
     def __init__(self, system, unknowns):
@@ -48,6 +55,8 @@ class AlgebraicSolve:
         self.m = len(unknowns)
         self.output = system.plan.output
         self.algebraic = system.plan.algebraic
+        diagram = system.plan.diagram
+        self.weights = roots.error_weights(diagram.rel_tol, diagram.abs_tol)
         self.jac = None        # the last Jacobian dg/dz (a cache, not state)
         self._at = None        # z of the last residual evaluation (what the store holds)
         self.evaluations = 0   # residual evaluations so far (diagnostics)
@@ -97,8 +106,9 @@ class AlgebraicSolve:
         self._fail(z0)
 
     def _newton(self, z, f):
-        result = roots.newton(self.residual, z, tol=self.TIGHT, max_iterations=self.MAX_NEWTON,
-                              halvings=self.MAX_HALVINGS, broyden=True, start_jacobian=self.jac, f0=f)
+        result = roots.newton(self.residual, z, weights=self.weights, tol=self.TIGHT,
+                              max_iterations=self.MAX_NEWTON, halvings=self.MAX_HALVINGS, broyden=True,
+                              start_jacobian=self.jac, f0=f)
         if result.converged:
             self.jac = result.jacobian
             return result.z
@@ -107,7 +117,7 @@ class AlgebraicSolve:
         return None
 
     def _accept(self, z) -> bool:
-        """Whether ``z`` solves g = 0 up to a Newton correction of LOOSE (1 + |z|)."""
+        """Whether ``z`` solves g = 0 up to a Newton correction of LOOSE error weights."""
         z = np.asarray(z, dtype=float)
         if not np.isfinite(z).all():
             return False
@@ -118,9 +128,11 @@ class AlgebraicSolve:
             return True
         # A difference step well above the accepted correction: across a jump of g that
         # passes over 0 without a root, g/J is then about half that step, so it is refused.
-        J = roots.difference_jacobian(self.residual, z, f, self.ACCEPT_STEP)
+        w = self.weights(z)
+        steps = np.maximum(self.ACCEPT_STEP * np.maximum(1.0, np.abs(z)), self.ACCEPT_WEIGHTS * w)
+        J = roots.difference_jacobian(self.residual, z, f, steps=steps)
         dz = roots.correction(J, f)
-        if dz is None or float(np.abs(dz).max()) > self.LOOSE * (1.0 + float(np.abs(z).max())):
+        if dz is None or float(np.max(np.abs(dz) / w)) > self.LOOSE:
             return False
         self.jac = J
         return True
@@ -192,7 +204,7 @@ class AlgebraicSolve:
         f = self.residual(z0)
         first = self.unknowns[0]
         what = "constraint block" + ("s " if self.m > 1 else " ")
-        raise SimulationError(
+        raise SolveFailed(
             "constraint_unsolvable",
             f"{what}{names}: no z makes the residual input g zero at t = {self.ctx.t:.9g} "
             f"(g = {', '.join(f'{v:.6g}' for v in f)} at z = {', '.join(f'{v:.6g}' for v in z0)}); "

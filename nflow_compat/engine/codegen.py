@@ -35,7 +35,7 @@ _MARK = re.compile("\0(\\w+)\0")
 _PORT = re.compile("([uy])([0-9]+)")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.lru_cache(maxsize=1024)   # bounded: a template text may depend on a port count
 def _template(text: str) -> tuple:
     """(format string with ``{name}`` for every name, names read, names written) of one
     template's statements."""

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 
 class Ctx:
-    __slots__ = ("t", "dt", "n_samples", "k", "stop", "side_effect_free", "events", "warnings", "shared")
+    __slots__ = ("t", "dt", "n_samples", "k", "stop", "side_effect_free", "between_events", "events", "warnings",
+                 "shared")
 
     def __init__(self, dt: float, n_samples: int = 0):
         self.dt = dt
@@ -17,6 +18,10 @@ class Ctx:
         self.k = 0
         self.stop = False
         self.side_effect_free = False
+        # a solver stage or event-function evaluation: discrete values hold what the last
+        # event committed (Modelica freezes relations between events), never at a major step,
+        # an event or the start
+        self.between_events = False
         self.events = []
         self.warnings = []
 

@@ -14,8 +14,12 @@ A *hybrid system* is any object with
 and optionally
 
 * ``initialize(t0, x0) -> x0`` - the initial event iteration (Modelica ``initial()``);
-* ``next_time_event(t) -> float`` - the first known discontinuity of an input strictly after
-  ``t`` (a Step's start time, ...), ``inf`` if none;
+* ``next_time_event(t) -> float`` - the time of the first time event not handled yet (a
+  Step's start time, a pulse edge, an FMU's announced event), ``inf`` if none. The driver
+  asks with the time it has reached, after committing any event there, so a provider
+  without memory answers the first one strictly after ``t``; a time at or before ``t`` is
+  an event due now (an FMU's announced time that nothing has handled yet), committed at
+  once;
 * ``relation_values(t, x) -> array`` - the committed value of each relation at a (re)start:
   1.0 (true), 0.0 (false) or NaN (let the driver decide, see below);
 * ``warm_started`` - True when an evaluation may leave behind a warm start (a Newton
@@ -46,10 +50,27 @@ restarted *at* the event time with the new state.
 Output: the caller's grid ``t_k`` is reported from dense output (never by shortening
 steps); a grid time that coincides with an event reports the post-event value.
 
+Time events: a segment ends at the next time event in ``(t, t_end]``, the end of the
+grid included, so an event on the last grid point of a call (a grid point when the
+caller restarts at every one, or the stop time) is committed, once, before that point is
+reported; the next call asks from there and gets the next one.
+
 Inputs with jumps: inside an integration segment ending at a time event ``T`` every
 evaluation is made at ``min(t, nextafter(T, -inf))``, so a source ``0 if t < T else 1`` is
 seen at its left limit until the event at ``T`` is processed (Modelica freezes time
 relations between events).
+
+Rejected steps: a system evaluation that has no answer at a trial point (a Newton solve
+that fails, a derivative that overflows: ``errors.SolveFailed``, raised by the system from
+inside ``solver.step()`` or the event scan) rejects that step, as a corrector failure does
+in DASSL and IDA. The solver is discarded (scipy's LSODA cannot go on after an exception
+in its callback) and a new one starts from the last accepted state with a quarter of the
+step it tried (``RETRY_FACTOR``); nothing of the rejected step was reported or committed.
+A fixed-step method takes the rest of that grid interval in substeps of half its step
+(halved again at each failure), then its own step again; those intervals are reported
+(``substeps``) for a warning. Only a step below ``min_step`` that still fails ends the run,
+with the solve's own typed error (its code and block). A failure anywhere else (the start,
+an event, a major step at a grid point) is the error at once.
 
 Methods (``engine.solvers``): ``ode45`` = scipy RK45 (Dormand-Prince 5(4)), ``dae`` =
 scipy LSODA, any scipy OdeSolver name (``RK23``, ``DOP853``, ``BDF``, ``LSODA``,
@@ -68,7 +89,7 @@ from typing import Callable, NamedTuple
 import numpy as np
 from scipy.optimize import brentq
 
-from ..errors import SimulationError
+from ..errors import SimulationError, SolveFailed
 from .solvers import FIXED_STEP, FixedStep, solver_class
 from .solvers.fixed import snap
 
@@ -89,11 +110,24 @@ SUSPECT = 1.0
 # each look that finds nothing, so a law that only looks steep costs little.
 STIFF_CHECKS = 4
 CLEAN_CHECKS = 3
+# h*(secant slope) this far above SUSPECT is beyond every method's stability boundary: the
+# step ran across an element it cannot follow (an exponential junction's wall, where one
+# stage's rate is 1e5 times the others'), looked at at once rather than after STIFF_CHECKS
+EXTREME = 100.0
 # the bisection for the steepest piece stops when the slope grew by less than this factor
 # over two halvings (the law is linear at that scale); across a steep region it doubles
 # with each halving once the region fills one half, and across a jump it never stops
 _STEEPER = 1.02
 _SQRT_EPS = math.sqrt(_EPS)
+# a rejected step (a solve failed at a trial point) is retried with this fraction of it
+# (DASSL and IDA after a corrector failure); a fixed-step method halves its substep
+RETRY_FACTOR = 0.25
+
+
+def min_step(t: float) -> float:
+    """The smallest step a rejected one is retried with at time ``t`` (a thousand ulps of
+    ``max(1, |t|)``, ~2e-13 s up to t = 1 s): below it the failed solve is the error."""
+    return 1e3 * _EPS * max(1.0, abs(t))
 
 
 class Stiffness(NamedTuple):
@@ -116,8 +150,11 @@ class StiffnessWatch:
     stages 2 and 3 (one time), forward Euler's start and end (the rate at the end is the
     next step's first, at the next time: ``euler_step`` / ``euler_next``). Their secant
     slope |k_b - k_a| / |y_b - y_a| is a lower bound of the steepest slope of the law the
-    method steps across. After ``STIFF_CHECKS`` checks where h times it passes ``SUSPECT``
-    (``CLEAN_CHECKS`` clean ones in a row forget them), the steepest piece of the segment
+    method steps across (RK4's stages 3 and 4 are looked at too when ``extreme`` says so).
+    After ``STIFF_CHECKS`` checks where h times it passes ``SUSPECT`` (``CLEAN_CHECKS``
+    clean ones in a row forget them), or one where it passes ``EXTREME`` times that or the
+    rate turns round between the two states (an overshoot: a forward-Euler step across an
+    exponential junction's wall), the steepest piece of the segment
     between the two states is found by bisection at one time (the half whose rates differ
     more is kept) and the Jacobian of the part holding the state that moves most is
     differenced there. A saturating law steep only near a point the method straddles (a
@@ -151,7 +188,16 @@ class StiffnessWatch:
         f, t, h, x_a, x_b, k_a = self.euler
         self.euler = None
         if x is x_b or np.array_equal(x, x_b):
-            self.observe(f, t, h, x_a, x_b, k_a, k, at_end=True)
+            if self.extreme(h, x_a, x_b, k_a, k):     # looked at where the wall is, at the end
+                self.observe(f, t + h, h, x_b, x_a, k, k_a, at_end=True)
+            else:
+                self.observe(f, t, h, x_a, x_b, k_a, k, at_end=True)
+
+    def extreme(self, h: float, y_a, y_b, k_a, k_b) -> bool:
+        """Whether h times the secant slope between (y_a, k_a) and (y_b, k_b) passes
+        ``EXTREME`` (while nothing is found yet)."""
+        d_state, d_rate = y_b - y_a, k_b - k_a
+        return self.found is None and h * h * d_rate.dot(d_rate) > (EXTREME * SUSPECT) ** 2 * d_state.dot(d_state)
 
     def observe(self, f, t: float, h: float, y_a, y_b, k_a, k_b, at_end: bool = False):
         """One check: (y_a, k_a) and (y_b, k_b) of a step ``h``, at time ``t`` (``at_end``:
@@ -163,7 +209,8 @@ class StiffnessWatch:
         moved = d_state.dot(d_state)       # squared norms: this runs at every step
         if moved == 0.0:
             return                         # no state difference: nothing to learn
-        if not h * h * d_rate.dot(d_rate) > SUSPECT * SUSPECT * moved:
+        steep = h * h * d_rate.dot(d_rate)
+        if not steep > SUSPECT * SUSPECT * moved:
             self.clean += 1
             if self.clean >= CLEAN_CHECKS:
                 self.suspect = 0
@@ -172,7 +219,10 @@ class StiffnessWatch:
         if self.suspect == 0:
             self.first = t
         self.suspect += 1
-        if self.suspect < self.needed:
+        # one that passes EXTREME, or where the rate turns round (the step overshot the
+        # state the rate leads to), is looked at now
+        if (self.suspect < self.needed and not steep > (EXTREME * SUSPECT) ** 2 * moved
+                and not (k_a * k_b < 0.0).any()):
             return
         self.suspect = 0
         if at_end:
@@ -240,6 +290,13 @@ def make_grid(dt: float, duration: float, t0: float = 0.0) -> np.ndarray:
     return t0 + np.arange(n + 1) * dt
 
 
+# events closer than this (relative to max(1, |t|)) to the one before count as one instant
+_INSTANT = 1e-10
+# re-brackets of one event location (a relation that flips back within the location
+# tolerance, as noise does) before the location is given up as making no progress
+_MAX_REBRACKETS = 64
+
+
 def _xtol(t: float) -> float:
     return max(1e-13 * max(1.0, abs(t)), 4.0 * _EPS * abs(t))
 
@@ -269,7 +326,11 @@ def _locate(gi: Callable[[float], float], a: float, b: float, fa: float, fb: flo
     def flipped(t):
         return (signed(t) > 0.0) != old
 
-    while True:
+    if flipped(a):
+        # already on the new side where the bracket starts (a restart whose committed
+        # relation its inputs had left at that very instant): the event is there
+        return a
+    for _ in range(_MAX_REBRACKETS):
         root = brentq(signed, a, b, xtol=xtol, rtol=4.0 * _EPS, maxiter=300, disp=False)
         if flipped(root):
             return root
@@ -277,6 +338,11 @@ def _locate(gi: Callable[[float], float], a: float, b: float, fa: float, fb: flo
         if nudged >= b or flipped(nudged):
             return min(nudged, b)
         a = nudged
+    raise _NoProgress(a)
+
+
+class _NoProgress(Exception):
+    """An event location that keeps finding the relation back on its old side."""
 
 
 class _Sampler:
@@ -406,7 +472,7 @@ def integrate_hybrid(system, x0, grid, *, method: str = "ode45", rtol: float = 1
                      sample: Callable | None = None, event_samples: int | None = None,
                      scan_spacing: float | None = None, stiffness: StiffnessWatch | None = None,
                      max_events: int = 100_000, max_steps: int = 5_000_000,
-                     max_events_per_instant: int = 200) -> HybridResult:
+                     max_events_per_instant: int = 200, substeps: list | None = None) -> HybridResult:
     """Integrate ``system`` from ``grid[0]`` to ``grid[-1]`` and report on ``grid``.
 
     ``sample(t, x)`` is called once per grid time, in order, with the state there (after
@@ -422,9 +488,13 @@ def integrate_hybrid(system, x0, grid, *, method: str = "ode45", rtol: float = 1
     land on the same phase of a periodic input at every step (see ``inputs_scan_spacing``
     in ``engine.solver_driven``).  ``stiffness``: the ``StiffnessWatch`` the fixed-step
     methods feed (one that lives across several calls; a fresh one by default), its
-    ``found`` in ``stats["stiffness"]``.  Raises ``SimulationError`` on solver
-    failure, event chattering (more than ``max_events_per_instant`` events within 1e-10 s)
-    or more than ``max_events`` events or ``max_steps`` steps.
+    ``found`` in ``stats["stiffness"]``.  ``substeps``: a list (that may live across
+    several calls) to which each grid interval that a fixed-step method took in substeps
+    is appended as ``(t, substep, the SolveFailed that asked for them)``.  A solve that
+    fails at a trial point rejects the step (``_Run.integrate``; ``stats["rejected"]``
+    counts them).  Raises ``SimulationError`` on solver failure, a step rejected below
+    ``min_step``, event chattering (more than ``max_events_per_instant`` events within
+    1e-10 s) or more than ``max_events`` events or ``max_steps`` steps.
     """
     wall = _time.perf_counter()
     grid = np.asarray(grid, dtype=float)
@@ -462,7 +532,7 @@ def integrate_hybrid(system, x0, grid, *, method: str = "ode45", rtol: float = 1
     run = _Run(system, grid, x, sample,
                Stepping(solver_cls, rtol, atol, float(max_step), first_step, float(fixed_step)),
                Scanning(max(0, int(event_samples)), scan_spacing),
-               RunLimits(max_steps, max_events, max_events_per_instant), stiffness)
+               RunLimits(max_steps, max_events, max_events_per_instant), stiffness, substeps)
     run.integrate(t, x)
     if fixed:
         run.stats["stiffness"] = stiffness.found
@@ -476,7 +546,7 @@ class _Run:
     """One integration over a grid: the loop (``integrate``) and what it keeps."""
 
     def __init__(self, system, grid, x, sample, stepping: Stepping, scanning: Scanning, limits: RunLimits,
-                 stiffness: StiffnessWatch | None):
+                 stiffness: StiffnessWatch | None, substeps: list | None = None):
         self.sys = system
         self.grid = grid
         self.t_end = float(grid[-1])
@@ -484,19 +554,28 @@ class _Run:
         self.stepping, self.scanning, self.limits = stepping, scanning, limits
         self.stiffness = stiffness
         self.events = []
-        self.stats = {"steps": 0, "restarts": 0, "nfev": 0, "events": 0, "time_events": 0, "input_checks": 0}
-        self._burst_t = -np.inf
+        self.stats = {"steps": 0, "restarts": 0, "nfev": 0, "events": 0, "time_events": 0, "input_checks": 0,
+                      "rejected": 0}
+        self.substeps = substeps if substeps is not None else []
+        self._burst_t = -np.inf     # the last event, and the events in a row just before it
         self._burst_n = 0
+        self._burst_fired = set()   # the relations that fired in that row
         self._time_event = getattr(system, "next_time_event", None)
-        self.sampler.at(float(grid[0]), x)
 
     # -- helpers -----------------------------------------------------------------------
     def _segment_end(self, t):
-        """End of the current integration segment and whether it is a time event."""
+        """End of the current integration segment and whether it is a time event: the next
+        time event up to ``t_end`` included (one due at or before ``t``: ``t`` itself),
+        else ``t_end``."""
         te = self._time_event(t) if self._time_event is not None else math.inf
-        if te is not None and t < te < self.t_end:
-            return float(te), True
+        if te <= self.t_end:
+            return max(float(te), t), True
         return self.t_end, False
+
+    @staticmethod
+    def _reached(t, t_seg):
+        """Whether nothing is left to integrate from ``t`` to the segment end ``t_seg``."""
+        return t_seg - t <= 4.0 * _EPS * max(1.0, abs(t_seg))
 
     def _funcs(self, t_seg):
         """Derivative / event functions with time clamped to the segment's left limit."""
@@ -513,15 +592,40 @@ class _Run:
 
         return f, g
 
-    def _solver(self, f, t, x, t_seg):
-        """A solver of the run's method over the segment ``[t, t_seg]``."""
+    def _solver(self, f, t, x, t_seg, retry=None):
+        """A solver of the run's method over the segment ``[t, t_seg]``; ``retry``: the step
+        after a rejected one (the first step of a variable-step method, the substep of a
+        fixed-step one)."""
         st = self.stepping
         if issubclass(st.solver, FixedStep):
-            return st.solver(f, t, x, t_seg, step=st.fixed_step, grid=self.grid, stiffness=self.stiffness)
+            return st.solver(f, t, x, t_seg, step=retry or st.fixed_step, grid=self.grid, stiffness=self.stiffness)
         kwargs = dict(rtol=st.rtol, atol=st.atol, max_step=st.max_step)
-        if st.first_step is not None:
-            kwargs["first_step"] = min(st.first_step, t_seg - t)
+        first = retry if retry is not None else st.first_step
+        if first is not None:
+            kwargs["first_step"] = min(first, t_seg - t)
         return st.solver(f, t, x, t_seg, **kwargs)
+
+    def _rejected(self, err: SolveFailed, t: float, solver, retry, t_seg: float) -> float:
+        """The step to retry with after a solve failed at a trial point of a step from ``t``
+        (``solver``: the one that tried it, None when it failed while starting; ``retry``:
+        the step it was started with): a quarter of the step tried under a variable-step
+        method, half of it under a fixed-step one (its substeps, see ``integrate``). Below
+        ``min_step(t)`` the failure is the error, typed as the solve's."""
+        fixed = issubclass(self.stepping.solver, FixedStep)
+        if fixed:
+            tried = retry or self.stepping.fixed_step
+        else:
+            tried = getattr(solver, "h_abs", None) or getattr(solver, "step_size", None) or retry
+            if tried is None:
+                tried = min(self.stepping.max_step, t_seg - t)
+        step = tried * (0.5 if fixed else RETRY_FACTOR)
+        self.stats["rejected"] += 1
+        if step < min_step(t):
+            raise SimulationError(err.code, f"{err.message}; the step from t = {t:.9g} was rejected down to "
+                                  f"{tried:.3g} s", path=err.path, block=err.block, param=err.param)
+        if fixed:
+            self.substeps.append((t, step, err))
+        return step
 
     def _count_step(self):
         self.stats["steps"] += 1
@@ -538,20 +642,40 @@ class _Run:
                                   f"checks (the event functions are checked every {self.scanning.spacing:.3g} s to "
                                   "follow a fast input); raise the limit or shorten the run")
 
-    def _count_event(self, t):
+    def _count_event(self, t, x, fired=()):
+        """Count an event at ``t`` (state ``x``, relations ``fired``) against the limits.
+        Events piling up at one instant end the run: more than ``max_events_per_instant``
+        in a row, each within ``_INSTANT`` of the one before (a window that slides with
+        them, so a relation switched back at every restart, moving time on by a few
+        location tolerances per event, is caught as surely as a burst at one time)."""
         self.stats["events"] += 1
         if self.stats["events"] > self.limits.max_events:
             raise SimulationError("too_many_events",
                                   f"more than {self.limits.max_events} events (last at t={t:.17g})")
-        if t - self._burst_t <= 1e-10 * max(1.0, abs(t)):
+        if t - self._burst_t <= _INSTANT * max(1.0, abs(t)):
             self._burst_n += 1
+            self._burst_fired.update(fired)
             if self._burst_n > self.limits.max_events_per_instant:
-                raise SimulationError(
-                    "event_chattering",
-                    f"more than {self.limits.max_events_per_instant} events within 1e-10 s at t={t:.17g} "
-                    "(Zeno behaviour or an event that never settles)")
+                raise self._chattering(t, x)
         else:
-            self._burst_t, self._burst_n = t, 0
+            self._burst_n, self._burst_fired = 0, set(fired)
+        self._burst_t = t
+
+    def _blocks_of(self, t, x, relations) -> list:
+        """The names the system gives the owners of ``relations`` at (t, x), if it can."""
+        name = getattr(self.sys, "relation_blocks", None)
+        return list(dict.fromkeys(name(t, x, sorted(relations)))) if name is not None and relations else []
+
+    def _chattering(self, t, x) -> SimulationError:
+        names = self._blocks_of(t, x, self._burst_fired)
+        who = f" of {', '.join(repr(n) for n in names[:8])}" if names else ""
+        return SimulationError(
+            "event_chattering",
+            f"more than {self.limits.max_events_per_instant} events in a row at t={t:.17g}, each within "
+            f"{_INSTANT:g} s of the one before: the relations{who} switch back as soon as an event has "
+            "handled them (a relay or comparison without hysteresis on a continuous state, a mode that its "
+            "own event undoes, or Zeno behaviour); give the switching a band (a hysteresis) or a delay",
+            block=names[0] if names else None)
 
     def _scan(self, g, state_at, watch, ta, tb, gb):
         """Look for flips at equidistant interior points (``Scanning.interior`` of them,
@@ -591,7 +715,16 @@ class _Run:
             def gi(tt, i=i):
                 return float(g(tt, state_at(tt))[i])
 
-            b = _locate(gi, float(watch.t_left[i]), tb, float(watch.g_left[i]), float(gb[i]), bool(b0[i]), xtol)
+            try:
+                b = _locate(gi, float(watch.t_left[i]), tb, float(watch.g_left[i]), float(gb[i]), bool(b0[i]),
+                            xtol)
+            except _NoProgress as stuck:
+                names = self._blocks_of(stuck.args[0], state_at(stuck.args[0]), [int(i)])
+                who = f" of {names[0]!r}" if names else ""
+                raise SimulationError(
+                    "event_location", f"the event location makes no progress near t={stuck.args[0]:.17g}: the "
+                    f"relation{who} flips back and forth within {xtol:.3g} s (noise in what it compares), "
+                    f"{_MAX_REBRACKETS} times in a row", block=names[0] if names else None) from None
             if best is None or b < best:
                 best = b
         t_ev = best
@@ -611,7 +744,7 @@ class _Run:
         return t_ev, np.array(x_ev, dtype=float), fired
 
     def _commit_event(self, t_ev, x_ev, fired, state_at):
-        self._count_event(t_ev)
+        self._count_event(t_ev, x_ev, fired)
         self.sampler.before(t_ev, state_at)
         x_new = np.array(self.sys.handle_events(t_ev, x_ev, fired), dtype=float)
         self.events.append((t_ev, fired))
@@ -620,7 +753,7 @@ class _Run:
 
     def _time_event_commit(self, t, x):
         self.stats["time_events"] += 1
-        self._count_event(t)
+        self._count_event(t, x)
         x_new = np.array(self.sys.handle_events(t, x, ()), dtype=float)
         self.events.append((t, ()))
         return x_new
@@ -629,11 +762,26 @@ class _Run:
     def integrate(self, t, x):
         """Segment by segment (a restart at every event and time event), step by step:
         scan the step for flips, locate and commit the first, or report the grid points
-        the step passed."""
+        the step passed. A solve that fails at a trial point (``SolveFailed``) rejects the
+        step: the solver restarts from the last accepted state with a smaller step
+        (``_rejected``); a fixed-step method takes the rest of that grid interval in
+        substeps."""
         sampler = self.sampler
+        t_seg, is_time_event = self._segment_end(t)
+        if is_time_event and self._reached(t, t_seg):
+            t = t_seg                           # an event due where the run starts
+            x = self._time_event_commit(t, x)
+        sampler.at(t, x)
+        retry = None
         while not sampler.done and t < self.t_end:
             t_seg, is_time_event = self._segment_end(t)
-            if t_seg - t <= 4.0 * _EPS * max(1.0, abs(t_seg)):
+            if retry is not None and issubclass(self.stepping.solver, FixedStep):
+                # substeps up to the next grid time, then the method's own step again
+                landing = float(self.grid[min(int(self.grid.searchsorted(t + snap(t), side="right")),
+                                              len(self.grid) - 1)])
+                if t < landing < t_seg:
+                    t_seg, is_time_event = landing, False
+            if self._reached(t, t_seg):
                 # nothing left to integrate before the segment end (a state event located
                 # within a few ulps of a time event or of the final time)
                 t = t_seg
@@ -642,7 +790,11 @@ class _Run:
                 sampler.at(t, x)
                 continue
             f, g = self._funcs(t_seg)
-            solver = self._solver(f, t, x, t_seg)
+            try:
+                solver = self._solver(f, t, x, t_seg, retry)
+            except SolveFailed as err:
+                retry = self._rejected(err, t, None, retry, t_seg)
+                continue
             t = solver.t        # a fixed step may resume from the grid time a hair later
             self.stats["restarts"] += 1
             watch = _Watch(self.sys, g, t, x)
@@ -650,15 +802,22 @@ class _Run:
             # warm-started system is evaluated there all the same: see ``warm_started``)
             watching = bool(watch.b0.size) or getattr(self.sys, "warm_started", False)
             observe = getattr(solver, "observe_stiffness", None)
+            started_with, retry = retry, None
             while True:
-                msg = solver.step()
-                if solver.status == "failed":
-                    raise SimulationError("solver_failed",
-                                          f"{type(solver).__name__} failed at t={solver.t:.17g}: {msg}")
-                self._count_step()
-                t_new, x_new = float(solver.t), solver.y
-                state_at = _StepStates(solver, t_new, x_new)
-                hit = self._scan(g, state_at, watch, solver.t_old, t_new, g(t_new, x_new)) if watching else None
+                t_acc, x_acc = solver.t, solver.y
+                try:
+                    msg = solver.step()
+                    if solver.status == "failed":
+                        raise SimulationError("solver_failed",
+                                              f"{type(solver).__name__} failed at t={solver.t:.17g}: {msg}")
+                    self._count_step()
+                    t_new, x_new = float(solver.t), solver.y
+                    state_at = _StepStates(solver, t_new, x_new)
+                    hit = self._scan(g, state_at, watch, solver.t_old, t_new, g(t_new, x_new)) if watching else None
+                except SolveFailed as err:
+                    retry = self._rejected(err, t_acc, solver, started_with, t_seg)
+                    t, x = t_acc, np.array(x_acc, dtype=float)
+                    break
                 if observe is not None:
                     observe(hit is not None)
                 if hit is not None:
@@ -667,7 +826,9 @@ class _Run:
                     t = t_ev
                     break
                 sampler.before(t_new, state_at)
-                if solver.status == "finished":
+                if solver.status == "finished" or t_seg - t_new <= snap(t_seg):
+                    # the segment's end reached (a step may stop an ulp or two short of it:
+                    # that is its end too, so a time event there is committed all the same)
                     t, x = t_seg, np.array(x_new, dtype=float)
                     if is_time_event:
                         x = self._time_event_commit(t, x)

@@ -229,16 +229,14 @@ def linmod(model: Model, x0=None, u0=None) -> LinearModel:
 def trim(model: Model, x0=None, u0=None) -> OperatingPoint:
     """An equilibrium ``f(x, u0) = 0`` of ``model`` by Newton's method from ``x0``."""
     x, u = model.point(x0, u0)
-    linearized_at = []
-
-    def jacobian(z):
-        linearized_at.append(np.array(z))
-        return model.jacobians(z, u)[0]
-    warnings = []
+    warnings, steps = [], 0
     if model.nx:
-        result = roots.newton(lambda z: model.evaluate(z, u)[0], x, jacobian=jacobian, tol=TRIM_TOLERANCE)
+        result = roots.newton(lambda z: model.evaluate(z, u)[0], x, jacobian=lambda z: model.jacobians(z, u)[0],
+                              weights=roots.error_weights(TRIM_TOLERANCE, TRIM_TOLERANCE), tol=1.0)
         x = result.z if result.converged else result.best
         converged = result.converged
+        # the Newton steps taken: the last correction of a converged solve only confirms it
+        steps = max(0, result.iterations - 1) if converged else result.iterations
         if not converged:
             why = "the state Jacobian A is singular there" if result.singular else "Newton's iteration stalled"
             warnings.append(f"trim: no equilibrium found from x0 ({why}); x is the closest point reached, "
@@ -246,8 +244,6 @@ def trim(model: Model, x0=None, u0=None) -> OperatingPoint:
     else:
         converged = True
     dx, y = model.evaluate(x, u)
-    # the Newton steps: the points linearized at, but the last (where the step was confirmed)
-    steps = sum(1 for z in linearized_at if not np.array_equal(z, x))
     return OperatingPoint(x, u, y, dx, converged, steps, model.states, model.inputs, model.outputs,
                           model.warnings() + tuple(warnings))
 

@@ -2,11 +2,10 @@
 relaxation of the strongly connected groups (algebraic loops) nflow also relaxes."""
 from __future__ import annotations
 
+import graphlib
 import heapq
 
 import numpy as np
-from scipy.sparse import csr_matrix
-from scipy.sparse.csgraph import connected_components
 
 from ..errors import SimulationError
 from .budget import block_work
@@ -62,10 +61,19 @@ def self_loop(i, sources, feedthrough) -> bool:
 
 
 def _strong_groups(nodes, succ) -> list:
-    """The strongly connected groups of the feedthrough graph (``csgraph``), each a list of
-    block indices; their order does not matter (the caller orders them)."""
+    """The strongly connected groups of the feedthrough graph, each a list of block indices;
+    their order does not matter (the caller orders them). Without a loop (the common case,
+    told by the standard library's ``graphlib``) each block is a group; with one, scipy's
+    ``csgraph`` finds them (imported then: a loop-free diagram never needs scipy)."""
     if not nodes:
         return []
+    try:
+        graphlib.TopologicalSorter({a: succ[a] for a in nodes}).prepare()
+        return [[node] for node in nodes]
+    except graphlib.CycleError:
+        pass
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import connected_components
     position = {node: k for k, node in enumerate(nodes)}
     # the adjacency lists are the CSR rows, once each target is made unique and sorted (a
     # canonical matrix: scipy's strong components never return on a duplicated entry)

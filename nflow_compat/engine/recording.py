@@ -8,7 +8,6 @@ from functools import partial
 
 import numpy as np
 
-from ..physical.islands import linear_values
 from .stages import pure_closures
 
 
@@ -73,7 +72,14 @@ def _time_only_values(vector, slot, times, X, slice_of, solved):
 
 
 def _linear_values(linear, times, X, slice_of, solved):
-    return linear_values(linear, lambda part, i: X[:, slice_of[id(part)].start + i])
+    """A linear reader's values (``Phases.linear``: ``(part, i, k, d)`` terms, the value
+    ``k * x[i] + d`` of one, the first minus the second of two) on a block of grid rows: the
+    same floating-point operations as the reader, element-wise."""
+    out = []
+    for part, i, k, d in linear:
+        col = k * X[:, slice_of[id(part)].start + i]
+        out.append(col if d is None else col + d)
+    return out[0] if len(out) == 1 else out[0] - out[1]
 
 
 def _probed_values(part, pick, times, X, slice_of, solved):

@@ -10,9 +10,9 @@ import numpy as np
 
 from .. import run_warnings
 from ..errors import NFlowError, SimulationError, clip_message, out_of_memory
+from .columns import columns
 from .context import blamed, call, call_all
 from .fixed_step import run_fixed_step
-from .solver_driven import run_solver_driven
 
 # Solvers the fixed-step loop serves exactly; others need continuous-state support.
 FIXED_STEP_SOLVERS = ("discrete", "ode1")
@@ -76,6 +76,13 @@ def blamed_on_blocks(plan):
         raise _failure(plan, exc) from exc
 
 
+def run_solver_driven(plan, progress) -> int:
+    """The solver-driven loop, imported (with scipy's integrators and root finder) by the
+    first plan with continuous parts: a fixed-step run never loads it."""
+    from .solver_driven import run_solver_driven as run
+    return run(plan, progress)
+
+
 def _locate(plan, err: NFlowError) -> None:
     """A run-time error that names a block (an island's element, by its block id) but no
     place gets that block's JSON pointer (and its param's), as compile-time errors have."""
@@ -99,7 +106,8 @@ def _failure(plan, exc: Exception) -> SimulationError:
 
 def run_result(plan, steps: int, wall: float) -> dict:
     """The result dict of a run of ``steps`` grid points: time, what each block's ``result``
-    gives (workspace, scopes, files), events, stats and warnings."""
+    gives (workspace, scopes, files), events, stats, warnings and what the recorded columns
+    are (``columns``, last)."""
     dt = plan.diagram.sample_time
     out = {"status": "ok", "time": np.arange(steps) * dt, "workspace": {}, "scopes": {},
            "events": list(plan.ctx.events),
@@ -117,6 +125,7 @@ def run_result(plan, steps: int, wall: float) -> dict:
                                                 f"block {b.id!r} (the later one) wins"))
         entries[key] = value
     out["warnings"] += [clip_message(w) for w in plan.ctx.warnings[noted:]]   # noted by result()
+    out["columns"] = columns(plan.recorded_signals)
     return out
 
 

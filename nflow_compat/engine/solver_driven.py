@@ -8,6 +8,11 @@ parts see, so integration restarts at every grid point; otherwise the solver run
 freely across the grid and the grid is read from its dense output (and, when only
 recorders watch it, recorded in bulk: ``engine.recording``).
 
+A solve that fails at a solver's trial point (a non-linear island's or the constraint
+blocks' Newton, ``errors.SolveFailed``) rejects that step and ``engine.hybrid`` retries it
+smaller; a fixed-step method (ode1, ode4, and RK4 under ``discrete``) takes that grid
+interval in substeps, which the result's warnings report.
+
 Time-only blocks that no solver stage reads (a source and its gains feeding only
 recorders) are evaluated once over the grid as arrays (``plan.major_steps``,
 ``engine.vectorize.MajorSteps``): the major steps take their values from those.
@@ -74,10 +79,11 @@ def run_solver_driven(plan, progress=None) -> int:
     method = METHOD[d.solver]
     # one watch over the whole run (also across the restarts at every grid point)
     stiffness = StiffnessWatch(method, system.slices) if method in FIXED_STEP else None
+    substeps = []     # the grid intervals a fixed-step method took in substeps (engine.hybrid)
     options = dict(method=method, rtol=d.rel_tol, atol=d.abs_tol, max_step=max_step,
                    sample=major_step, max_steps=plan.limits.max_solver_steps,
                    scan_spacing=inputs_scan_spacing(plan, system.skipped, float(grid[0]), float(grid[-1])),
-                   stiffness=stiffness)
+                   stiffness=stiffness, substeps=substeps)
     if on_grid:
         on_grid.start()
     done = _integrate(plan, system, grid, options, major_step, progress)
@@ -85,6 +91,8 @@ def run_solver_driven(plan, progress=None) -> int:
         on_grid.finish(done)
     if stiffness is not None and stiffness.found is not None:
         ctx.warnings.append(_stiffness_warning(plan, system, method, stiffness.found))
+    if substeps:
+        ctx.warnings.append(_substeps_warning(plan, method, substeps))
     return done
 
 
@@ -149,6 +157,17 @@ def _stiffness_warning(plan, system, method: str, found) -> str:
             f"grow) from t ~ {found.t:.6g} s on, so the result may show a spurious fixed point, oscillation or "
             "growth of the method rather than of the model; use a smaller sampleTime or a variable-step solver "
             "(ode45, dae)")
+
+
+def _substeps_warning(plan, method: str, substeps: list) -> str:
+    """The warning for grid intervals that a fixed-step method took in substeps because a
+    solve failed at one of its trial points (``(t, substep, error)`` each)."""
+    t, _, err = substeps[0]
+    intervals = len({round(t / plan.diagram.sample_time) for t, _, _ in substeps})
+    return (f"{METHOD_NAME[method]} (solver {plan.diagram.solver!r}) could not take its step at t = {t:.6g} s"
+            f"{f' and {intervals - 1} more grid interval(s)' if intervals > 1 else ''}: {err.message}; those "
+            f"intervals were integrated in substeps (down to {min(h for _, h, _ in substeps):.3g} s), so the "
+            "result departs there from the fixed step's arithmetic")
 
 
 def _part_blocks(plan, part) -> list:

@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from ..errors import SimulationError
+from ..errors import SolveFailed
 from ..parts import AlgebraicPart
 from .algebraic import AlgebraicSolve
 from .context import call, call_all
@@ -83,9 +83,19 @@ class PlanSystem:
         else:
             call_all(self.stage_output, self.stage_algebraic)
 
+    def _between_events(self, t, x):
+        """``evaluate`` for a solver stage or an event-function evaluation: with
+        ``ctx.between_events`` set, discrete values hold what the last event committed."""
+        ctx = self.ctx
+        ctx.between_events = True
+        try:
+            self.evaluate(t, x)
+        finally:
+            ctx.between_events = False
+
     def derivative(self, t, x):
         self.plan.budget.spend()     # the wall clock, also inside a long interval between grid points
-        self.evaluate(t, x)
+        self._between_events(t, x)
         if self.single is not None:
             xdot = self.single.derivative(t, x)
         else:
@@ -93,12 +103,15 @@ class PlanSystem:
         # a finite sum of squares has every term finite (an infinity or a NaN would carry
         # over); only an overflowing one, which finite terms may give, is looked at closely
         if not math.isfinite(xdot.dot(xdot)) and not np.isfinite(xdot).all():
-            raise SimulationError("non_finite_state", f"the state derivative is not finite at t = {t:.9g} "
-                                  "(an infinite or NaN input, or a parameter outside the floating-point range)")
+            # at a solver's trial point a rejected step (engine.hybrid): a smaller one may stay
+            # finite (a junction's current overflows only far forward)
+            raise SolveFailed("non_finite_state", f"the state derivative is not finite at t = {t:.9g} "
+                              "(an infinite or NaN input, a current that overflows, or a parameter outside the "
+                              "floating-point range)")
         return xdot
 
     def event_functions(self, t, x):
-        self.evaluate(t, x)
+        self._between_events(t, x)
         if self.single is not None:
             g = np.asarray(self.single.event_functions(t, x), dtype=float)
             self.g_sizes = [g.size]
@@ -116,6 +129,21 @@ class PlanSystem:
             g = np.asarray(part.event_functions(t, x[sl]), dtype=float)
             out.append(np.asarray(rel(t, x[sl]), dtype=float) if rel else np.full(g.size, np.nan))
         return np.concatenate(out) if out else np.zeros(0)
+
+    def relation_blocks(self, t, x, relations) -> list:
+        """The block behind each of the event functions ``relations`` (indices) at (t, x):
+        the part's own answer (an island names the element whose relation it is), else
+        the block carrying the part."""
+        self.evaluate(t, x)
+        names, start = [], 0
+        for part, sl in zip(self.parts, self.slices):
+            size = np.size(part.event_functions(t, x[sl]))
+            local = [i - start for i in relations if start <= i < start + size]
+            if local:
+                own = getattr(part, "relation_blocks", None)
+                names.extend(own(t, x[sl], local) if own is not None else [part.key] * len(local))
+            start += size
+        return names
 
     def handle_events(self, t, x, fired):
         self.evaluate(t, x)

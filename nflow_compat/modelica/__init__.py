@@ -1,5 +1,5 @@
 """The ``modelica`` block's model: Modelica source compiled by rumoca, lowered and run by the
-package itself (docs/MODELICA.md).
+package itself (docs/guide/modelica.md).
 
 The stages, one module each, in the order a model goes through them:
 

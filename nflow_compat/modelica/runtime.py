@@ -30,7 +30,7 @@ import math
 import numpy as np
 
 from .. import roots
-from ..errors import SimulationError
+from ..errors import SimulationError, SolveFailed
 from . import symbolic as sym
 from .evaluate import Closures, EventFlags
 from .flat import Assert, Assign, Conditional, Reinit, Terminate
@@ -38,7 +38,9 @@ from .symbolic import ModelicaUnsupported
 
 EVENT_ITERATIONS = 100     # event-iteration steps at one instant before the run stops
 RELATION_ITERATIONS = 50   # relation fixed-point passes within one step
-NEWTON_TOL = 1e-12
+# Newton's corrections judged per unknown, in the weight 1e-12 (|z_i| + 1): converged to a
+# few digits short of rounding, each unknown on its own scale (roots.newton)
+NEWTON_WEIGHTS = roots.error_weights(1e-12, 1e-12)
 _NEGATED = {">": False, "<": False, ">=": True, "<=": True}
 
 
@@ -238,10 +240,11 @@ class Program:
                         J[i, j] = f(v)
                 return J
             z0 = np.array([v[s] for s in slots])
-            res = roots.newton(residual, z0, jacobian=jacobian, tol=NEWTON_TOL, max_iterations=60)
+            res = roots.newton(residual, z0, jacobian=jacobian, weights=NEWTON_WEIGHTS, tol=1.0, max_iterations=60)
             if not res.converged:
                 put(z0)
-                raise SimulationError("modelica_unsolvable", f"{program.label}: Newton's method did not solve the "
+                # at an integrator's trial point a rejected step (engine.hybrid retries it smaller)
+                raise SolveFailed("modelica_unsolvable", f"{program.label}: Newton's method did not solve the "
                                       f"equations{program.where(lines[0][1])} for "
                                       f"{', '.join(u[0] for u in unknowns[:5])} at t = {v[0]:.9g}",
                                       block=program.block_id)
@@ -623,7 +626,7 @@ class ModelicaPart:
                 out = [conditions[i][0](v) for i in rows]
                 out += [z[j] - x_start[j] for j in pins]
                 return np.array(out, dtype=float)
-            res = roots.newton(residual, x, tol=NEWTON_TOL, max_iterations=60)
+            res = roots.newton(residual, x, weights=NEWTON_WEIGHTS, tol=1.0, max_iterations=60)
             if not res.converged:
                 pos = conditions[rows[0]][1] if rows else None
                 raise SimulationError("modelica_initialization", f"{p.label}: the initial conditions{p.where(pos)} "

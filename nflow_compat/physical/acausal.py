@@ -31,7 +31,11 @@ How an island is built
   (``scipy.sparse.csgraph.connected_components``); a maximum bipartite matching of equations
   to unknowns (``maximum_bipartite_matching``) finds structurally singular networks and
   names their blocks (no ground, a loop of voltage sources, a cut-set of current sources, an
-  op-amp without feedback).
+  op-amp without feedback): the over-determined equations and the free unknowns of the
+  Dulmage-Mendelsohn decomposition meet in the element at fault (its own equation in the
+  first, its own unknown or pin potential in the second), named first, with a code of its
+  own where the element declares one (``Element.unmatched``: an op-amp without feedback).
+  An island of sensors alone is ``sensor_unattached``.
 * **Condensation.** ``E = U1 R V1^T`` (once): the states are ``w1 = V1^T z`` and the rows
   ``U2^T (A z + c + N) = 0`` determine the algebraic part (index 1). When the unknowns that
   ``E`` differentiates are independent (positions and speeds of masses, a capacitor's
@@ -45,7 +49,12 @@ How an island is built
   solution. An island of at most ``FLOAT_STATES`` states computes its derivative with a
   function generated per mode on floats (``float_derivative``).
   An index-2 constraint (a capacitor directly across a voltage source, a prescribed speed
-  on a mass) is differentiated once with the sources' exact derivatives (below).
+  on a mass) is differentiated once with the sources' exact derivatives (below), and its
+  original keeps holding as Modelica's dummy derivatives have it: the combination of the
+  states it prescribes is computed from it at every evaluation (the least change onto it,
+  folded into the mode's matrices), never taken from the integrator, whose copy of it only
+  follows the exact rate (LSODA's history could not be projected after each step anyway).
+  So ``v_C = V(t)`` holds to rounding at every sample, event and stage under every solver.
 * **Modes** (IdealDiode, IdealSwitch, MSL friction and stops, ElastoGap/ElastoBacklash): a
   switching element has a discrete state that selects its *branch*: its moded coefficients
   enter ``A(mode)`` and its moded non-linear terms hold; its relations are event functions;
@@ -74,7 +83,7 @@ from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import breadth_first_order, maximum_bipartite_matching
 
 from .. import roots
-from ..errors import DiagramError, SimulationError
+from ..errors import DiagramError, SimulationError, SolveFailed
 from . import float_derivative
 from .events import PhysicalEvent
 from .nodes import AffineUnionFind, connected_elements, join_pins
@@ -112,15 +121,14 @@ DOMAINS = {
 }
 
 NEWTON_MAX = 60
-NEWTON_TOL = 1e-10
+# Newton's test: the correction within this fraction of each unknown's error weight
+# relTol |z| + absTol (the diagram's tolerances), then applied (Newton's quadratic
+# convergence leaves far less); one that no longer gains with its residual at the rounding
+# of its terms has converged too (roots.newton's ``settle``)
+NEWTON_TOL = 0.1
 MODE_ITERATIONS = 50
 TIE_TOLERANCE = 1e-12   # relative to the island's largest unknown: a relation this close to 0 is a tie
-EXP_LIMIT = 700.0      # exp() arguments are clipped here while Newton searches (never at a solution)
 FLOAT_STATES = 4       # an island with at most this many states computes its derivative on floats
-
-
-def safe_exp(x: float) -> float:
-    return math.exp(x if x < EXP_LIMIT else EXP_LIMIT)
 
 
 class Lin:
@@ -194,6 +202,9 @@ class Element:
     switching: ClassVar[bool] = False
     ground: ClassVar[bool] = False
     prescribes_motion: ClassVar[bool] = False   # a motion source: two on one node conflict
+    # (code, why): a structurally singular network whose cause is this element (one of its
+    # own equations over-determined, one of its own unknowns free: an op-amp without feedback)
+    unmatched: ClassVar[tuple | None] = None
     mode_names: ClassVar[tuple] = ("off", "on")
     on_when_positive: ClassVar[bool] = True
 
@@ -340,6 +351,7 @@ class _Nonlinear:
     name: str
     switch: int | None = None   # a moded term: the index of its element among the switches
     value: Callable | None = None   # the residual alone, of sequences of floats (explicit evaluation)
+    limit: Callable | None = None   # (z_local, step_local) -> the fraction of a Newton step it accepts
 
 
 @dataclass
@@ -428,7 +440,9 @@ class Stamp:
 
     def row(self):
         """A new equation row of the element."""
-        return self._net.new_row((self.element.name,))
+        row = self._net.new_row((self.element.name,))
+        self._net.element_of_row[row] = self.element.name
+        return row
 
     def across_row(self, p, n=None):
         """A new row holding ``v(p) - v(n)`` (``v(p)`` alone without ``n``)."""
@@ -481,13 +495,15 @@ class Stamp:
         self.source(self._pin_rows[p], coef, **kw)
         self.source(self._pin_rows[n], -coef, **kw)
 
-    def nonlinear(self, rows, cols, fn, inputs=(), moded=False, value=None):
+    def nonlinear(self, rows, cols, fn, inputs=(), moded=False, value=None, limit=None):
         """Rows ``rows`` get ``fn(z[cols], u[inputs], t)[0]``; ``fn`` also returns the
         Jacobian with respect to ``z[cols]`` (rows x cols), or a function giving it when
         asked (a law that only has a difference Jacobian). ``moded``: ``fn`` takes the
         element's branch as a fourth argument (a switching element). ``value``: the same
         residual alone, taking lists of floats (the fast evaluation of a term of the
-        states)."""
+        states). ``limit(z[cols], step)``: the largest fraction of a Newton step (the change
+        ``step`` of ``z[cols]``) the law accepts, in (0, 1] (a junction's voltage limiting,
+        ``electrical``); see ``DaeIsland._newton``."""
         switch = None
         if moded:
             if self._switch is None:
@@ -497,7 +513,7 @@ class Stamp:
             def value(z, u, t, *branch):
                 return fn(np.array(z, dtype=float), np.array(u, dtype=float), t, *branch)[0]
         self._net.nonlinear.append(_Nonlinear(list(rows), list(cols), list(inputs), fn, self.element.name, switch,
-                                              value))
+                                              value, limit))
 
     def acceleration(self, pin) -> Lin:
         """The pin's acceleration: an unknown of its group (made on first use, with the row
@@ -581,6 +597,7 @@ class _Assembly:
         self.nonlinear, self.switches, self.starts = [], [], []
         self.held_starts = []    # fixed starts of unknowns the reference holds: (owner, value, held value)
         self.row_owner = []      # per row: the elements it belongs to (a balance row: those at the node)
+        self.element_of_row, self.element_of_col = {}, {}   # an element's own equations and unknowns
         self.col_names = []
         self.speeds = {}         # position column -> its speed column (mechanical nodes whose speed is read)
         self.accelerations = {}  # speed column -> its acceleration column (where one is read)
@@ -634,10 +651,12 @@ class Network:
     def connect(self, a: str, b: str):
         self.connections.append((a, b))
 
-    def build(self) -> list:
+    def build(self, tolerances: tuple) -> list:
+        """The islands; ``tolerances``: the diagram's ``(relTol, absTol)``, the error weights
+        of their Newton solves."""
         node_of = join_pins(self.pin_domains, self.connections)
         element_pins = {name: [f"{name}.{pin}" for pin in el.pins] for name, el in self.elements.items()}
-        return [_compile([self.elements[m] for m in members], node_of, self.pin_domains)
+        return [_compile([self.elements[m] for m in members], node_of, self.pin_domains, tolerances)
                 for members in connected_elements(element_pins, node_of)]
 
 
@@ -671,7 +690,7 @@ def _tie_nodes(elements: list, node_of: dict, nodes) -> AffineUnionFind:
     return ties
 
 
-def _compile(elements: list, node_of: dict, pin_domains: dict) -> "DaeIsland":
+def _compile(elements: list, node_of: dict, pin_domains: dict, tolerances: tuple) -> "DaeIsland":
     asm = _Assembly()
     node_pins: dict = {}
     for el in elements:
@@ -684,6 +703,13 @@ def _compile(elements: list, node_of: dict, pin_domains: dict) -> "DaeIsland":
         groups.setdefault(ties.find(node), []).append(node)
     grounded = set(groups.get(reference, ()))
     domains_here = {pin_domains[p] for ps in node_pins.values() for p in ps}
+    if all(el.outputs for el in elements):
+        # sensors alone (a sensor whose pins are connected to nothing): nothing to measure
+        names = sorted(el.name for el in elements)
+        what = (f"sensor {names[0]!r} is" if len(names) == 1 else
+                "sensors " + ", ".join(repr(name) for name in names[:6]) + (", ..." if len(names) > 6 else "") + " are")
+        raise SimulationError("sensor_unattached", f"{what} not connected to any circuit or thermal element",
+                              block=names[0])
     if any(DOMAINS[d].grounded for d in domains_here):
         electrical_nodes = [r for r, ps in node_pins.items() if pin_domains[ps[0]] == "electrical"]
         if electrical_nodes and not grounded & set(electrical_nodes):
@@ -722,6 +748,7 @@ def _compile(elements: list, node_of: dict, pin_domains: dict) -> "DaeIsland":
     for el in elements:
         pin_at = {pin: node_at[node_of[f"{el.name}.{pin}"]] for pin in el.pins}
         unknowns = {u: asm.new_col(f"{el.name}.{u}") for u in el.unknowns}
+        asm.element_of_col.update(dict.fromkeys(unknowns.values(), el.name))
         inputs = {}
         for name in el.inputs:
             inputs[name] = n_inputs
@@ -730,7 +757,7 @@ def _compile(elements: list, node_of: dict, pin_domains: dict) -> "DaeIsland":
             n_inputs += 1
         handles[el.name] = (pin_at, unknowns)
         el.stamp(Stamp(asm, el, pin_at, unknowns, inputs))
-    return DaeIsland(asm, elements, input_names, input_slots, handles, domains_here)
+    return DaeIsland(asm, elements, input_names, input_slots, handles, domains_here, tolerances)
 
 
 # ----------------------------------------------------------------------------- the island
@@ -798,12 +825,13 @@ class DaeIsland:
     functions of the switching elements, event iteration, probes for sensors."""
 
     def __init__(self, asm: _Assembly, elements: list, input_names: list, input_slots: dict, handles: dict,
-                 domains=("electrical",)):
+                 domains: set, tolerances: tuple):
         n, m = len(asm.col_names), len(asm.row_owner)
         self._singular_causes = "; ".join(dict.fromkeys(DOMAINS[d].singular for d in sorted(domains)))
         self._over_started = "; ".join(dict.fromkeys(DOMAINS[d].over_started for d in sorted(domains)))
         self._singular_code, self._unsolvable_code = next(DOMAINS[d].codes for d in DOMAINS if d in domains)
         self._motion_sources = {el.name for el in elements if el.prescribes_motion}
+        self._unmatched = {el.name: el.unmatched for el in elements if el.unmatched is not None}
         self.element_names = [el.name for el in elements]
         self.label = "island {" + ", ".join(self.element_names[:4]) + (", ..." if len(elements) > 4 else "") + "}"
         self._handles = handles
@@ -817,6 +845,9 @@ class DaeIsland:
         self.input_rates = np.zeros(len(input_names))
         self._started = False   # before the start's event iteration: see _start_newton
         self._rates_declared = False
+        # the states an index-2 constraint prescribes in a mode eliminated so far (a sensor
+        # reads them from the constraint, not from the integrator: ``probe_linear``)
+        self._constrained: set = set()
         self.events: list = []
         self._col_names, self._row_owner = asm.col_names, asm.row_owner
         self._speeds = asm.speeds
@@ -853,6 +884,8 @@ class DaeIsland:
         explicit = [all(c is None or c in states for c in term.cols) for term in self._nonlinear]
         self._explicit = [term for term, yes in zip(self._nonlinear, explicit) if yes]
         self._implicit = [term for term, yes in zip(self._nonlinear, explicit) if not yes]
+        self._limited = [term for term in self._implicit if term.limit is not None]
+        self._weights = roots.error_weights(*tolerances)
         self._prepare_explicit()
         self._reading_views = [_View(self, k, 0.0, None, None, False, False) for k in range(len(self._switches))]
         self._linear_cache: dict = {}
@@ -921,14 +954,29 @@ class DaeIsland:
         match = maximum_bipartite_matching(pattern, perm_type="column")
         unmatched = [r for r in range(m) if match[r] < 0]
         if unmatched:
-            self._structural_error(_conflicting_rows(pattern, match, unmatched), None)
+            # the over-determined equations, and the free unknowns (the same search on the
+            # transposed pattern, from the unknowns the matching left over)
+            match_of_col = np.full(n, -1)
+            match_of_col[match[match >= 0]] = np.flatnonzero(match >= 0)
+            free = _alternating_reach(pattern.T.tocsr(), match_of_col, np.flatnonzero(match_of_col < 0))
+            self._structural_error(_alternating_reach(pattern, match, unmatched), None, free, asm)
 
-    def _structural_error(self, rows, why):
+    def _structural_error(self, rows, why, free=(), asm=None):
         blocks = sorted({name for r in (rows or range(len(self._row_owner))) for name in self._row_owner[r]})
         if rows and set(blocks) <= self._motion_sources:
             raise DiagramError("conflicting_prescribed_motion", f"{self.label}: conflicting prescribed motion "
                                f"({', '.join(blocks)}): two motion sources on one node, or one on a fixed flange",
                                block=blocks[0])
+        # the elements whose own equation cannot be matched: one in the over-determined part
+        # with one of its own unknowns, or the potential of one of its pins, left free (a
+        # voltage source of a loop, an op-amp without feedback), named first
+        culprits = sorted({asm.element_of_row[r] for r in rows if r in asm.element_of_row} &
+                          {name for c in free for name in _column_owners(asm, c)}) if rows else []
+        for name in culprits:
+            if name in self._unmatched:
+                code, cause = self._unmatched[name]
+                raise DiagramError(code, f"{self.label}: {name}: {cause}", block=name)
+        blocks = culprits + [name for name in blocks if name not in culprits]
         raise DiagramError(self._singular_code, f"{self.label}: the network equations are structurally singular "
                            f"({why or 'conflicting equations'}): look for {self._singular_causes} or a floating "
                            "node; blocks involved: " + ", ".join(blocks[:8]) + (", ..." if len(blocks) > 8 else ""),
@@ -1008,6 +1056,19 @@ class DaeIsland:
                             jac[row, col] += d[i][j]
         return res, jac
 
+    def _magnitudes(self, z, u, t, modes, A, c) -> np.ndarray:
+        """The magnitude of the terms each equation row sums at ``z`` (their rounding bounds
+        the residual's): ``|A||z| + |c|`` and every non-linear term's absolute value."""
+        out = np.abs(A) @ np.abs(z) + np.abs(c)
+        for term in self._nonlinear:
+            zl = np.array([z[col] if col is not None else 0.0 for col in term.cols])
+            ul = u[term.inputs] if term.inputs else u[:0]
+            val = term.fn(zl, ul, t)[0] if term.switch is None else term.fn(zl, ul, t, modes[term.switch])[0]
+            for i, row in enumerate(term.rows):
+                if row is not None:
+                    out[row] += abs(val[i])
+        return out
+
     def _linear(self, modes) -> "_Eliminated":
         """Per mode: the algebraic part of a linear island eliminated, so that
         ``z = Z1 w1 + Zc c + Zd c'`` and ``w1' = K w1 + L c + Ld c'``.
@@ -1017,7 +1078,11 @@ class DaeIsland:
         ``U2^T A V2`` is singular; its left null space ``N`` turns those rows into
         constraints on the states, ``G w1 + N U2^T c = 0``; their time derivative (with
         ``c'`` from the sources' exact derivatives) fixes the null-space part of ``w2``
-        (Pantelides' differentiation, done once per mode on the matrices)."""
+        (Pantelides' differentiation, done once per mode on the matrices). The constraint
+        itself is kept: ``Z1``, ``Zc``, ``K``, ``L`` read the states taken onto it,
+        ``Pi w1 - GpH c`` (``_constraint_projector``), so the part of the states it
+        prescribes never comes from the integrator (whose copy follows the exact rate:
+        ``G w1' = -N U2^T c'`` for any ``w1``)."""
         last_modes, last = self._last_linear
         if modes is last_modes:
             return last
@@ -1073,9 +1138,18 @@ class DaeIsland:
                 y_d = _lu_solve(m_lu, Nt @ U2t)
                 W21, W2c, W2d = Q1 @ a_w + Kn @ y_w, Q1 @ a_c + Kn @ y_c, Kn @ y_d
                 constraint = (G, Nt @ U2t)
-        entry = _Eliminated(A, Z1=V1 + V2 @ W21, Zc=V2 @ W2c, Zd=V2 @ W2d,
-                            K=-(Rinv @ (A11 + A12 @ W21)), L=-(Rinv @ (U1t + A12 @ W2c)),
-                            Ld=-(Rinv @ (A12 @ W2d)), constraint=constraint)
+        Z1, K = V1 + V2 @ W21, -(Rinv @ (A11 + A12 @ W21))
+        Zc, L = V2 @ W2c, -(Rinv @ (U1t + A12 @ W2c))
+        projector = None
+        if constraint is not None:
+            # the differentiated constraint keeps its original: what it prescribes of the
+            # states is computed from it at every evaluation, never taken from the integrator
+            projector = _constraint_projector(*constraint)
+            Pi, GpH, support = projector
+            self._constrained.update(int(k) for k in support)
+            Z1, Zc, K, L = Z1 @ Pi, Zc - Z1 @ GpH, K @ Pi, L - K @ GpH
+        entry = _Eliminated(A, Z1=Z1, Zc=Zc, Zd=V2 @ W2d, K=K, L=L, Ld=-(Rinv @ (A12 @ W2d)), constraint=constraint,
+                            projector=projector)
         if constraint is not None:
             needs = np.abs(np.vstack((entry.Ld, entry.Zd)) @ self.B).max(axis=0, initial=0.0) > 1e-12
             new = set(int(k) for k in np.nonzero(needs)[0]) - self.rate_inputs
@@ -1118,7 +1192,7 @@ class DaeIsland:
         if not self._implicit:
             lin = self._linear(modes)
             if self._explicit:
-                c = self._with_explicit(c, w1, u, t, modes)
+                c = self._with_explicit(c, _projected(lin.projector, w1, c), u, t, modes)
             z = lin.Z1 @ w1 + (lin.Zc @ c if lin.Zc_c0 is None else lin.Zc_c0)
             if lin.constraint is not None:
                 z = z + lin.Zd @ self._c_rate(t)
@@ -1216,6 +1290,14 @@ class DaeIsland:
         return z
 
     def _newton(self, t, w1, u, c, modes):
+        """The unknowns at states ``w1``: Newton on the algebraic part ``w2`` from the last
+        solution, converged when the correction is within ``NEWTON_TOL`` of every unknown's
+        error weight (``relTol |z| + absTol``, the diagram's: volts and amperes each against
+        their own scale), that correction then applied. With junctions among the terms each
+        step goes as far as they accept (SPICE's voltage limiting, ``Stamp.nonlinear``'s
+        ``limit``; no residual test, whose rows mix units); otherwise it is halved until
+        the largest residual decreases. No solution: ``SolveFailed`` (at an integrator's
+        trial point a rejected step, ``engine.hybrid``)."""
         A = self._linear(modes).A
         U2t, V1, V2 = self._U2t, self._V1, self._V2
         base = V1 @ w1
@@ -1228,22 +1310,49 @@ class DaeIsland:
         def jacobian(w2):
             return U2t @ (A + self._nl(base + V2 @ w2, u, t, True, modes)[1]) @ V2
 
+        if self.state_columns is not None:      # w2 are unknowns themselves
+            weights = self._weights
+        else:
+            # a combination of unknowns weighs what its least-weighted unknown allows
+            spread = np.where(np.abs(V2) > 1e-12, np.abs(V2), np.nan)
+
+            def weights(w2):
+                return np.nanmin(self._weights(base + V2 @ w2)[:, None] / spread, axis=0)
+
+        def magnitudes(w2):
+            return np.abs(U2t) @ self._magnitudes(base + V2 @ w2, u, t, modes, A, c)
+
         if w2.size:
-            result = roots.newton(residual, w2, jacobian=jacobian, tol=NEWTON_TOL, max_iterations=NEWTON_MAX,
-                                  halvings=30)
-            if not result.converged:
-                raise SimulationError(self._unsolvable_code, f"{self.label}: Newton's method did not converge at "
-                                      f"t = {t:.9g} (the non-linear network has no solution near the last one)")
+            limit = self._junction_limit(base, V2) if self._limited else None
+            # from the last solution, else from zero (that solution may belong to a trial
+            # point far from this one: a rejected step's, with a junction at 1e40 A)
+            for start in (w2, np.zeros_like(w2)) if w2.any() else (w2,):
+                result = roots.newton(residual, start, weights=weights, tol=NEWTON_TOL, settle=magnitudes,
+                                      jacobian=jacobian, limit=limit, max_iterations=NEWTON_MAX, halvings=30)
+                if result.converged:
+                    break
+            else:
+                names = list(dict.fromkeys(term.name for term in self._implicit))
+                raise SolveFailed(self._unsolvable_code, f"{self.label}: Newton's method did not converge at "
+                                  f"t = {t:.9g} (the network of the non-linear elements "
+                                  f"{', '.join(names[:6])}{', ...' if len(names) > 6 else ''} has no solution "
+                                  "there)", block=names[0])
             w2 = result.z
-        z = base + V2 @ w2
-        nl, _ = self._nl(z, u, t, False, modes)
-        res = U2t @ (A @ z + c + nl)
-        if res.size and not float(np.max(np.abs(res))) <= 1e-8 * (1.0 + float(np.max(np.abs(c))) +
-                                                                  float(np.max(np.abs(A @ z)))):
-            raise SimulationError(self._unsolvable_code, f"{self.label}: no solution of the non-linear network at "
-                                  f"t = {t:.9g}")
         self._w2_guess = w2
-        return z
+        return base + V2 @ w2
+
+    def _junction_limit(self, base, V2) -> Callable:
+        """``limit(w2, dw2)`` of ``roots.newton``: the smallest fraction of the step
+        ``w2 - dw2`` that the limited terms accept (each at its own unknowns)."""
+        def limit(w2, dw2):
+            z, step = base + V2 @ w2, -(V2 @ dw2)
+            fraction = 1.0
+            for term in self._limited:
+                local = [z[c] if c is not None else 0.0 for c in term.cols]
+                change = [step[c] if c is not None else 0.0 for c in term.cols]
+                fraction = min(fraction, term.limit(local, change))
+            return fraction
+        return limit
 
     def derivative(self, t, x):
         lin = self._linear(self.modes)
@@ -1257,7 +1366,7 @@ class DaeIsland:
                 return lin.K @ w1 + lin.L_c0
             c = self._c(t, u)
             if self._explicit:
-                c = self._with_explicit(c, w1, u, t, self.modes)
+                c = self._with_explicit(c, _projected(lin.projector, w1, c), u, t, self.modes)
             out = lin.K @ w1 + lin.L @ c
             return out if lin.constraint is None else out + lin.Ld @ self._c_rate(t)
         z = self.solve(t, w1, u)
@@ -1299,7 +1408,11 @@ class DaeIsland:
     def _lazy_views(self, t, x):
         """Views that read the states directly and solve the network only when asked (the
         same objects at each call: the relations read them and keep none)."""
-        states = x.tolist() if self.state_columns is not None else None
+        states = None
+        if self.state_columns is not None:
+            if self._constrained:
+                x = self._projected_states(t, x)
+            states = x.tolist()
         views = self._reading_views
         for view in views:
             view.read(t, x, states)
@@ -1313,6 +1426,14 @@ class DaeIsland:
         for el, state, view in zip(self._elements, self.states, views):
             out.extend(el.relations(state, view))
         return np.array(out, dtype=float)
+
+    def relation_elements(self, t, x) -> list:
+        """The name of the element behind each of ``event_functions(t, x)``, in order."""
+        if not self._switches:
+            return []
+        views = self._lazy_views(t, np.asarray(x, dtype=float))
+        return [el.name for el, state, view in zip(self._elements, self.states, views)
+                for _ in el.relations(state, view)]
 
     def relation_values(self, t, x):
         views = None
@@ -1430,7 +1551,9 @@ class DaeIsland:
         return G, -(H @ self._c(t, self.inputs))
 
     def handle_events(self, t, x, fired=()):
-        x = np.array(x, dtype=float)
+        # what the modes before the event prescribe holds up to it: a mode without that
+        # constraint starts from there, not from the integrator's copy of those states
+        x = self._projected_states(t, np.array(x, dtype=float))
         before = list(self.states)
         if self._switches:
             for el, (kind, a, b) in self._event_iteration(t, x):
@@ -1438,17 +1561,15 @@ class DaeIsland:
         for el, a, b in zip(self._elements, before, self.states):
             for kind, name_a, name_b in el.changes(a, b):
                 self.events.append(PhysicalEvent(t, el.name, kind, name_a, name_b))
-        constraint = self._constraint(t)
-        if constraint is not None:
-            # an index-2 constraint that the states no longer meet (a diode shorting a
-            # capacitor onto a source, a source stepping across a capacitor): the states
-            # jump onto it by the least change (an impulsive current)
-            G, g = constraint
-            residual = G @ x - g
-            if np.max(np.abs(residual)) > 1e-12 * (1.0 + float(np.max(np.abs(g)))):
-                x = x - np.linalg.lstsq(G, residual, rcond=None)[0]
-                self._solve_cache = (None, None, None)
-        return x
+        # an index-2 constraint that the states no longer meet (a diode shorting a capacitor
+        # onto a source, a source stepping across a capacitor): the states jump onto it by
+        # the least change (an impulsive current)
+        return self._projected_states(t, x)
+
+    def _projected_states(self, t, x):
+        """States ``x`` taken onto the committed modes' index-2 constraint, if they have one."""
+        projector = None if self._implicit else self._linear(self.modes).projector
+        return x if projector is None else _projected(projector, x, self._c(t, self.inputs))
 
     def next_time_event(self, t):
         best = math.inf
@@ -1583,7 +1704,16 @@ class DaeIsland:
         if order == 1:
             col, d = self._speeds.get(col), None
         i = self._state_index(col)
-        return None if i is None else (i, k, d)
+        # a state that an index-2 constraint prescribes is read from the constraint. The
+        # modes eliminated before the run (``eliminate_now``: every switch in its first
+        # branch, every one in its second) are known here; a mechanical state is prescribed
+        # by a motion source (in every mode) or by an EMF closing a loop of voltage sources
+        # and conducting ideal elements, which the all-first-branch mode (all conducting)
+        # has too, and a run that could not start in that mode does not start
+        # (``initialize``): no mode met later prescribes another
+        if i is None or i in self._constrained:
+            return None
+        return i, k, d
 
     def _motion_probe(self, order, target):
         col, k, d = self._motion_at(target)
@@ -1637,11 +1767,22 @@ class DaeIsland:
     def probe_inputs(self, kind: str, target: str, other: str | None = None) -> set:
         """The input slots a probe's value depends on directly (not through the states): all
         of them in a non-linear island; in a linear one those with a non-zero coefficient in
-        the eliminated solution, in the all-on and the all-off modes."""
+        the eliminated solution, in the all-on and the all-off modes. A mechanical pin's
+        position or speed (``kind`` s, phi, v, w) depends on them where it is not a state
+        (a massless flange a signal-driven force holds) or an index-2 constraint prescribes
+        it (a speed source's flange); its rate (a massless flange's speed) on all of them."""
         if self._nonlinear:
             return set(range(len(self.input_names)))
-        cols = [c for c in (self._col_of(kind, target), self._col_of(kind, other) if other else None)
-                if c is not None]
+        if kind in self._MOTION:
+            col, _, _ = self._motion_at(target)
+            if col is not None and self._MOTION[kind]:
+                col = self._speeds.get(col)
+                if col is None:          # read as the rate of a position (``_rate_of``)
+                    return set(range(len(self.input_names)))
+            cols = [col] if col is not None else []
+        else:
+            cols = [c for c in (self._col_of(kind, target), self._col_of(kind, other) if other else None)
+                    if c is not None]
         found = set()
         for modes in self._extreme_modes():
             lin = self._linear(modes)
@@ -1663,9 +1804,31 @@ class _Eliminated:
     L: np.ndarray | None = None
     Ld: np.ndarray | None = None
     constraint: tuple | None = None     # (G, H): the states obey G w1 + H c(t) = 0 (index 2)
+    projector: tuple | None = None      # (Pi, GpH, support) onto the constraint (``_constraint_projector``)
     L_c0: np.ndarray | None = None      # L c and Zc c where c is constant (no time functions,
     Zc_c0: np.ndarray | None = None     # no inputs, no constraint)
     float_derivative: Callable | None = None   # DaeIsland._float_derivative (a small island whose c varies)
+
+
+def _constraint_projector(G, H):
+    """``(Pi, GpH, support)``: the states ``w`` taken onto ``G w + H c = 0`` by the least
+    change are ``Pi w - GpH c`` (``Gp`` the pseudo-inverse of ``G``); ``support`` lists the
+    states ``G`` involves, the only ones that change (``Pi`` is the identity elsewhere)."""
+    r = G.shape[1]
+    scale = float(np.abs(G).max(initial=0.0))
+    support = np.flatnonzero(np.abs(G).max(axis=0, initial=0.0) > 1e-13 * scale)
+    Gp = np.linalg.pinv(G[:, support])
+    Pi = np.eye(r)
+    Pi[np.ix_(support, support)] -= Gp @ G[:, support]
+    GpH = np.zeros((r, H.shape[1]))
+    GpH[support] = Gp @ H
+    return Pi, GpH, support
+
+
+def _projected(projector, w1, c):
+    """States ``w1`` taken onto their mode's index-2 constraint (``_Eliminated.projector``,
+    None: no constraint; ``c`` the source terms)."""
+    return w1 if projector is None else projector[0] @ w1 - projector[1] @ c
 
 
 def _merged(element, values):
@@ -1674,11 +1837,21 @@ def _merged(element, values):
     return values[0] if all(value == values[0] for value in values) else element.merge(values)
 
 
-def _conflicting_rows(pattern, match, unmatched) -> list:
+def _column_owners(asm, col) -> tuple:
+    """The elements an unknown belongs to: its element (a branch current), or those at its
+    node (a potential, a position, a speed)."""
+    if col in asm.element_of_col:
+        return (asm.element_of_col[col],)
+    return asm.node_owners.get(col) or asm.speed_owner.get(col, ())
+
+
+def _alternating_reach(pattern, match, unmatched) -> list:
     """The equations in conflict with the unmatched ones: those reached from them by
     alternating paths (an equation -> its unknowns -> the equations matched to those), the
     over-determined part of the Dulmage-Mendelsohn decomposition. A loop of voltage sources
-    so names every source of the loop, not only the one the matching left over."""
+    so names every source of the loop, not only the one the matching left over. On the
+    transposed pattern (``match`` then gives each unknown's equation), from the unmatched
+    unknowns: the free unknowns, the under-determined part."""
     m, n = pattern.shape
     entries = pattern.tocoo()
     matched = np.flatnonzero(match >= 0)

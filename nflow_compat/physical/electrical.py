@@ -9,10 +9,12 @@ nflow's help), the element says what it computes.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from . import elements as waveforms
-from .acausal import Element, SignalConductance, SignalResistance, element, safe_exp
+from .acausal import Element, SignalConductance, SignalResistance, element
 
 _ONE_PORT = ("p", "n")
 _FOUR_PIN = ("p", "n", "cp", "cn")
@@ -304,6 +306,9 @@ class IdealOpAmp(Element):
     """The nullor: in_p.v = in_n.v, no input currents, the output current is free and
     returns through the (implicit) ground."""
     type_name, pins, unknowns = "IdealOpAmp", ("in_p", "in_n", "out"), ("i_out",)
+    unmatched = ("opamp_no_feedback", "an ideal op-amp without feedback: nothing leads from its output back to its "
+                 "inputs, so its output current is free while the rest of the circuit already decides both input "
+                 "potentials, which the op-amp holds equal (connect its output to in_n through the feedback network)")
 
     def stamp(self, s):
         s.flow("out", [(s.x("i_out"), 1.0)])
@@ -389,13 +394,108 @@ class IdealSwitch(_IdealSemiconductor):
 
 
 # ----------------------------------------------------------------------------- semiconductors
+# Newton's method on an exponential law goes astray from a trial point far from the
+# solution (a junction stepping from reverse to 1 V forward computes ~1e7 A). SPICE bounds
+# how far each iteration may move a junction's voltage; so do these laws, through
+# ``Stamp.nonlinear``'s ``limit``: the fraction of the Newton step that keeps every
+# junction of the element within SPICE's bound (``DaeIsland._newton`` takes the smallest
+# over the elements). The bounds are Berkeley SPICE's: ``pn_limited`` for a pn junction
+# (its ``pnjlim``), ``gate_limited`` and ``channel_limited`` for a MOSFET's gate and
+# drain voltages (``fetlim``, ``limvds``).
+
+def pn_critical(Is, Vt) -> float:
+    """The junction voltage where the Shockley curve bends most (SPICE's ``vcrit``):
+    above it a step larger than 2 Vt is cut to a logarithmic one."""
+    return Vt * math.log(Vt / (math.sqrt(2.0) * Is))
+
+
+def pn_limited(new, old, Vt, critical) -> float:
+    """How far a Newton iteration may take a junction voltage from ``old`` towards ``new``:
+    above ``critical`` a rise of more than 2 Vt grows only logarithmically (the current it
+    gives then grows linearly with the step), from a reverse or zero bias to the voltage
+    whose current the linearization at zero bias reaches."""
+    if new > critical and abs(new - old) > 2.0 * Vt:
+        if old > 0.0:
+            arg = 1.0 + (new - old) / Vt
+            return old + Vt * math.log(arg) if arg > 0.0 else critical
+        if new > Vt:         # (a critical voltage below Vt, a huge Is, leaves a small rise be)
+            return Vt * math.log(new / Vt)
+    return new
+
+
+def gate_limited(new, old, threshold) -> float:
+    """How far a Newton iteration may move a MOSFET's gate-source voltage: steps shrink
+    near the threshold, where the channel turns on and the law bends, and a gate coming
+    from below the threshold stops half a volt above it."""
+    high = abs(2.0 * (old - threshold)) + 2.0
+    low = abs(old - threshold) + 1.0
+    strong = threshold + 3.5
+    step = new - old
+    if old >= threshold:
+        if old >= strong:
+            if step <= 0.0:                 # turning off
+                return (old - low if -step > low else new) if new >= strong else max(new, threshold + 2.0)
+            return old + high if step >= high else new
+        return max(new, threshold - 0.5) if step <= 0.0 else min(new, threshold + 4.0)
+    if step <= 0.0:                         # off, going further off
+        return old - high if -step > high else new
+    if new <= threshold + 0.5:
+        return old + low if step > low else new
+    return threshold + 0.5
+
+
+def channel_limited(new, old) -> float:
+    """How far a Newton iteration may move a MOSFET's drain-source voltage (at least 0 in
+    the orientation the law is written in)."""
+    if old >= 3.5:
+        if new > old:
+            return min(new, 3.0 * old + 2.0)
+        return max(new, 2.0) if new < 3.5 else new
+    return min(new, 4.0) if new > old else max(new, -0.5)
+
+
+def step_fraction(old, step, limited) -> float:
+    """The fraction of ``step`` from ``old`` that ``limited`` (the bounded value of
+    ``old + step``) allows, in (0, 1] (a bound farther than the step allows all of it)."""
+    if step == 0.0 or limited == old + step:
+        return 1.0
+    fraction = (limited - old) / step
+    return fraction if 0.0 < fraction < 1.0 else 1.0
+
+
+# SPICE's GMIN (ngspice's default): the conductance in parallel with every pn junction,
+# so that a node held only by blocking junctions (a bridge rectifier's load while no diode
+# conducts, whose Shockley currents are all -Is whatever its potential) has one potential
+GMIN = 1e-12
+
+
+# an exponent beyond which a junction's current counts as overflowing (inf): no solution
+# lies there, and a Newton step that would land there is shortened (roots.newton)
+EXP_LIMIT = 700.0
+
+
+def junction_exp(x: float) -> float:
+    """exp(x), inf beyond ``EXP_LIMIT``."""
+    return math.exp(x) if x < EXP_LIMIT else math.inf
+
 
 def _junction(Is, Vt):
-    """Shockley current and its derivative: Is*(exp(v/Vt) - 1)."""
+    """A pn junction's current and its derivative: the Shockley law Is*(exp(v/Vt) - 1)
+    plus ``GMIN``*v."""
     def current(v):
-        e = safe_exp(v / Vt)
-        return Is * (e - 1.0), Is * e / Vt
+        e = junction_exp(v / Vt)
+        return Is * (e - 1.0) + GMIN * v, Is * e / Vt + GMIN
     return current
+
+
+def _junction_fraction(Is, Vt):
+    """``fraction(v, dv)``: of a Newton step ``dv`` of a junction's voltage ``v``, what
+    ``pn_limited`` allows."""
+    critical = pn_critical(Is, Vt)
+
+    def fraction(v, dv):
+        return step_fraction(v, dv, pn_limited(v + dv, v, Vt, critical))
+    return fraction
 
 
 class _TwoTerminalLaw(Element):
@@ -405,28 +505,43 @@ class _TwoTerminalLaw(Element):
     def current(self):
         raise NotImplementedError
 
+    def junctions(self):
+        """``fraction(v, dv)`` per junction: the Newton step a junction of voltage ``v``
+        accepts, as a function of the element's voltage (``_junction_fraction``)."""
+        raise NotImplementedError
+
     def stamp(self, s):
         f = self.current()
+        fractions = self.junctions()
 
         def law(z, u, t):
             i, g = f(z[0] - z[1])
             return np.array([i, -i]), np.array([[g, -g], [-g, g]])
-        s.nonlinear([s.node_row("p"), s.node_row("n")], [s.v("p"), s.v("n")], law)
+
+        def limit(z, step):
+            v, dv = z[0] - z[1], step[0] - step[1]
+            return min(fraction(v, dv) for fraction in fractions)
+        s.nonlinear([s.node_row("p"), s.node_row("n")], [s.v("p"), s.v("n")], law, limit=limit)
 
 
 @element
 class Diode(_TwoTerminalLaw):
-    """nflow's Shockley law i = Is*(exp(v/Vt) - 1) (no series/parallel resistance)."""
+    """nflow's Shockley law i = Is*(exp(v/Vt) - 1), with SPICE's ``GMIN`` in parallel (no
+    series resistance)."""
     type_name = "Diode"
 
     def current(self):
         return _junction(self.param("Is", positive=True), self.param("Vt", positive=True))
 
+    def junctions(self):
+        return [_junction_fraction(self.param("Is", positive=True), self.param("Vt", positive=True))]
+
 
 @element
 class ZDiode(_TwoTerminalLaw):
     """Shockley forward branch plus a reverse breakdown at -Vz with the same Is and Vt:
-    i = Is*(exp(v/Vt) - 1) - Is*exp(-(v + Vz)/Vt) (nflow's help; its Vz is MSL's Bv)."""
+    i = Is*(exp(v/Vt) - 1) - Is*exp(-(v + Vz)/Vt) (nflow's help; its Vz is MSL's Bv), with
+    SPICE's ``GMIN`` in parallel."""
     type_name = "ZDiode"
 
     def current(self):
@@ -435,16 +550,24 @@ class ZDiode(_TwoTerminalLaw):
 
         def law(v):
             i, g = forward(v)
-            e = Is * safe_exp(-(v + Vz) / Vt)
+            e = Is * junction_exp(-(v + Vz) / Vt)
             return i - e, g + e / Vt
         return law
+
+    def junctions(self):
+        """The forward junction at v, the breakdown one at -(v + Vz) (SPICE limits both)."""
+        Is, Vt, Vz = self.param("Is", positive=True), self.param("Vt", positive=True), self.param("Vz")
+        forward = _junction_fraction(Is, Vt)
+        return [forward, lambda v, dv: forward(-(v + Vz), -dv)]
 
 
 @element
 class NPN(Element):
     """nflow's Ebers-Moll transport model (MSL's NPN with no Early effect, capacitances or
-    leakage): ibe = Is*(exp(vbe/Vt) - 1), ibc = Is*(exp(vbc/Vt) - 1),
-    C.i = ibe - ibc - ibc/Br, B.i = ibe/Bf + ibc/Br, E.i = -B.i - C.i."""
+    leakage): ibe = Is*(exp(vbe/Vt) - 1), ibc = Is*(exp(vbc/Vt) - 1), each junction current
+    with SPICE's ``GMIN``*v added as SPICE adds it, C.i = ibe - ibc - ibc/Br,
+    B.i = ibe/Bf + ibc/Br, E.i = -B.i - C.i. Newton steps limit both junctions
+    (``pn_limited``)."""
     type_name, pins = "NPN", ("C", "B", "E")
     polarity = 1.0
 
@@ -453,6 +576,7 @@ class NPN(Element):
         Bf, Br = self.param("Bf", positive=True), self.param("Br", positive=True)
         sign = self.polarity
         junction = _junction(Is, Vt)
+        fraction = _junction_fraction(Is, Vt)
 
         def law(z, u, t):
             vc, vb, ve = z
@@ -465,7 +589,12 @@ class NPN(Element):
             dib = np.array([-gbc / Br, gbe / Bf + gbc / Br, -gbe / Bf])
             res = sign * np.array([ic, ib, -ic - ib])
             return res, np.array([dic, dib, -dic - dib])
-        s.nonlinear([s.node_row(p) for p in self.pins], [s.v(p) for p in self.pins], law)
+
+        def limit(z, step):
+            vc, vb, ve = z
+            dc, db, de = step
+            return min(fraction(sign * (vb - ve), sign * (db - de)), fraction(sign * (vb - vc), sign * (db - dc)))
+        s.nonlinear([s.node_row(p) for p in self.pins], [s.v(p) for p in self.pins], law, limit=limit)
 
 
 @element
@@ -479,7 +608,9 @@ class NMOS(Element):
     """nflow's square-law MOSFET (MSL's NMOS with bulk tied to source, K2 = 0, K5 = 1,
     W/L factor 1, no RDS): with us = min(D, S), uds = |D - S|, ugst = G - us - Vt:
     id = 0 (ugst <= 0), Beta*uds*(ugst - uds/2) (ugst > uds), Beta*ugst^2/2 otherwise;
-    the current flows from the higher of D, S to the lower."""
+    the current flows from the higher of D, S to the lower. Newton steps limit the gate
+    and channel voltages seen from the lower of D, S (``gate_limited``,
+    ``channel_limited``)."""
     type_name, pins = "NMOS", ("D", "G", "S")
     polarity = 1.0
 
@@ -507,7 +638,16 @@ class NMOS(Element):
                 idrain = -i
             res = sign * np.array([idrain, 0.0, -idrain])
             return res, np.array([d, np.zeros(3), -d])
-        s.nonlinear([s.node_row(p) for p in self.pins], [s.v(p) for p in self.pins], law)
+
+        def limit(z, step):
+            vd, vg, vs = (sign * value for value in z)
+            dd, dg, ds = (sign * value for value in step)
+            if vd < vs:                      # the drain is the lower terminal: seen from it
+                vd, vs, dd, ds = vs, vd, ds, dd
+            gate, channel = vg - vs, vd - vs
+            return min(step_fraction(gate, dg - ds, gate_limited(gate + dg - ds, gate, vt)),
+                       step_fraction(channel, dd - ds, channel_limited(channel + dd - ds, channel)))
+        s.nonlinear([s.node_row(p) for p in self.pins], [s.v(p) for p in self.pins], law, limit=limit)
 
 
 @element

@@ -110,6 +110,13 @@ class IslandPart:
         names = getattr(self.island, "state_names", None)
         return None if names is None else [(name, self.names.get(el, el)) for name, el in names()]
 
+    def relation_blocks(self, t, x, relations) -> list:
+        """The block of the element behind each event function of ``relations``."""
+        self.fill()
+        owners = getattr(self.island, "relation_elements", None)
+        elements = owners(t, x) if owners is not None else []
+        return [self.names.get(elements[i], elements[i]) if i < len(elements) else self.key for i in relations]
+
     def _log(self, start: int):
         for ev in self.island.events[start:]:
             self.ctx.events.append({"t": float(ev.t), "block": self.names.get(ev.element, ev.element),
@@ -181,7 +188,7 @@ def lower(diagram, ctx, S, input_slots) -> dict:
             continue
         domain = blocks[link.a].type.pins.get(link.a_pin, blocks[link.a].type.domain)
         (mechanisms if domain == planar.DOMAIN else circuit).connect(a, b_)
-    islands = mechanisms.build() + _build_circuits(circuit, acausal)
+    islands = mechanisms.build() + _build_circuits(circuit, acausal, (diagram.rel_tol, diagram.abs_tol))
     parts = [IslandPart(isl, element_names, ctx, S) for isl in islands]
     part_of = {name: part for part in parts for name in part.island.element_names}
     members = {}
@@ -239,12 +246,13 @@ def _lower_element(circuit, name, b, cls) -> Lowered:
                    probes=probes)
 
 
-def _build_circuits(circuit, acausal) -> list:
-    """The circuit islands, eliminated at once where they have no modes; an error names its
-    block (and param) with a JSON pointer."""
+def _build_circuits(circuit, acausal, tolerances) -> list:
+    """The circuit islands (their Newton solves weighted by the diagram's ``tolerances``),
+    eliminated at once where they have no modes; an error names its block (and param) with a
+    JSON pointer."""
     by_name = {_element_name(b): b for b in acausal}
     try:
-        islands = circuit.build()
+        islands = circuit.build(tolerances)
         for island in islands:
             island.eliminate_now()
         return islands
@@ -312,7 +320,11 @@ def _reader(domain: str, kind: str, parts: list, refs: list) -> Reader:
         def read():
             return value(pa, fa) - value(pb, fb)
     linear = linear_reader(parts, [part.island.probe_linear(absolute, ref) for part, ref in zip(parts, refs)])
-    return Reader(read, pure=linear is not None, linear=linear)
+    # a value read from the solution (a massless flange, a prescribed speed) may follow what
+    # drives its island right now: read after the blocks writing it
+    reads = () if linear is not None else tuple(sorted({slot for part, ref in zip(parts, refs) for k, slot in part.feeds
+                                                        if k in part.island.probe_inputs(absolute, ref)}))
+    return Reader(read, pure=linear is not None, linear=linear, reads=reads)
 
 
 def linear_reader(parts: list, terms: list):
@@ -320,22 +332,11 @@ def linear_reader(parts: list, terms: list):
     state (``DaeIsland.probe_linear``): a tuple of ``(part, i, k, d)``, the value being
     ``float(k * x[i] + d)`` of ``part``'s state (no ``+ d`` when d is None) for one term,
     the first minus the second for two (a relative sensor); None otherwise. The reader
-    is then pure (no cache, no solve), and ``linear_values`` gives its values on a whole
-    matrix of states."""
+    is then pure (no cache, no solve), and ``engine.recording`` computes its values on a
+    whole matrix of states."""
     if any(term is None for term in terms):
         return None
     return tuple((part,) + tuple(term) for part, term in zip(parts, terms))
-
-
-def linear_values(linear: tuple, columns) -> np.ndarray:
-    """The values of a linear reader (``linear_reader``) on many states at once:
-    ``columns(part, i)`` is the 1-D array of state ``i`` of ``part`` over the samples.
-    The same floating-point operations as the reader, element-wise."""
-    out = []
-    for part, i, k, d in linear:
-        col = k * columns(part, i)
-        out.append(col if d is None else col + d)
-    return out[0] if len(out) == 1 else out[0] - out[1]
 
 
 def _element_name(b) -> str:

@@ -493,14 +493,15 @@ for _type in ("EMF", "TranslationalEMF"):
 
 # ----------------------------------------------------------------------------- MSL friction
 
-def _mu_table(params):
+def _mu_table(el):
     """A Brake's / Clutch's ``mu_pos`` table (``[[speed, mu], ...]``), or its constant ``mu``."""
-    table = params.get("mu_pos")
+    table = el.params.get("mu_pos")
     if table is None:
-        return ((0.0, float(params["mu"])),)
+        return ((0.0, float(el.params["mu"])),)
     table = np.atleast_2d(np.asarray(table, dtype=float))
     if table.shape[1] != 2:
-        raise DiagramError("param_value", "mu_pos must be a table of [speed, mu] rows", param="mu_pos")
+        raise DiagramError("param_value", f"{el.name}: mu_pos must be a table of [speed, mu] rows", block=el.name,
+                           param="mu_pos")
     return tuple(map(tuple, table))
 
 
@@ -737,7 +738,7 @@ class _BrakeFriction(_StickSlip):
 
     def make_law(self):
         small = self.param(self.small) if self.small in self.params else self.small_default
-        return fr.TableFrictionLaw(self.name, kind="brake", table=_mu_table(self.params), peak=self.param("peak"),
+        return fr.TableFrictionLaw(self.name, kind="brake", table=_mu_table(self), peak=self.param("peak"),
                                    cgeo=self.param("cgeo"), fn_max=self.param("fn_max"), small=small)
 
 
@@ -746,7 +747,7 @@ class _ClutchFriction(_StickSlip):
     pins, inputs, normal_force, friction_pins = _TWO, ("fn",), "fn", _TWO
 
     def make_law(self):
-        return fr.TableFrictionLaw(self.name, kind="clutch", table=_mu_table(self.params), peak=self.param("peak"),
+        return fr.TableFrictionLaw(self.name, kind="clutch", table=_mu_table(self), peak=self.param("peak"),
                                    cgeo=self.param("cgeo"), fn_max=self.param("fn_max"), small=1e10)
 
 

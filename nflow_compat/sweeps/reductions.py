@@ -1,4 +1,5 @@
-"""What a sweep keeps of a run: reductions of a recorded signal to one number, event counts.
+"""What a sweep keeps of a run: reductions of a recorded signal to one number, and of its
+events.
 
 Reductions of a width-1 ``toWorkspace`` signal ``x`` sampled at times ``t``:
 
@@ -14,6 +15,17 @@ x[k+1]`` (so a signal resting at L and leaving upwards rises where it leaves: a 
 sticking at v = 0 breaks away at its last sample at rest). Rising and falling crossings
 alternate. Its time is interpolated linearly between the two samples. A NaN sample
 crosses nothing.
+
+Event reductions (the spec's ``events`` list, columns ``events.<entry>``): ``count`` (every
+event of the run), an event kind (``mode``, ``stop``, ...: how many), and the located
+events of one block entering one mode (``to``, as the result's events say: a breakaway is
+``event_time(stop1, forward)``, a lock-up ``event_time(clutch, stuck)``):
+
+* ``event_time(block, to)``: the time of the first, NaN when there is none;
+* ``event_time(block, to, n)``: of the n-th (1-based; -1 the last, -2 the one before);
+* ``event_count(block, to)``: how many.
+
+These are the event times the solver located, not grid times.
 """
 from __future__ import annotations
 
@@ -32,6 +44,12 @@ _LEVELLED = ("first_crossing", "first_rising", "first_falling", "crossings")
 # what the sweep schema accepts as an output entry (a reduction or "trace")
 OUTPUT_PATTERN = rf"^(?:{TRACE}|{'|'.join(_PLAIN)}|(?:{'|'.join(_LEVELLED)})\(\s*{_NUMBER}\s*\))$"
 _LEVELLED_FORM = re.compile(rf"^({'|'.join(_LEVELLED)})\(\s*({_NUMBER})\s*\)$")
+COUNT = "count"
+# what the sweep schema accepts as an events entry: count, a kind, or an event reduction
+_ARG = r"\s*[^,()\s][^,()]*?\s*"
+EVENT_PATTERN = (rf"^(?:event_time\({_ARG},{_ARG}(?:,\s*[-+]?\d+\s*)?\)|event_count\({_ARG},{_ARG}\)"
+                 r"|[A-Za-z_][A-Za-z_0-9]*)$")
+_EVENT_FORM = re.compile(rf"^(event_time|event_count)\(({_ARG}),({_ARG})(?:,\s*([-+]?\d+)\s*)?\)$")
 
 
 @dataclass(frozen=True)
@@ -145,8 +163,46 @@ def recording(result: dict, variable: str):
     return (None if times is None else np.asarray(times, dtype=float)), values
 
 
-def event_counts(result: dict, kinds: tuple) -> dict:
-    """``events.<kind>`` -> how many events of that kind the run logged ("count": all)."""
+@dataclass(frozen=True)
+class EventReduction:
+    """One entry of the spec's ``events``: ``text`` as written (the column is
+    ``events.<text>``), what it computes (``name``: count, kind, event_time, event_count)
+    and of which events."""
+    text: str
+    name: str
+    block: str | None = None
+    to: str | None = None
+    n: int = 1
+
+    @property
+    def counts(self) -> bool:
+        """Whether the value is a count (an integer column) rather than a time."""
+        return self.name != "event_time"
+
+
+def parse_event(text: str) -> EventReduction:
+    """The event reduction ``text`` names (``text`` matches EVENT_PATTERN)."""
+    form = _EVENT_FORM.match(text)
+    if form is None:
+        return EventReduction(text, COUNT if text == COUNT else "kind")
+    name, block, to, n = form.groups()
+    return EventReduction(text, name, block.strip(), to.strip(), 1 if n is None else int(n))
+
+
+def event_values(result: dict, reductions: tuple) -> dict:
+    """``EventReduction.text`` -> its value over the run's events."""
     events = result["events"]
-    return {kind: len(events) if kind == "count" else sum(1 for e in events if e.get("kind") == kind)
-            for kind in kinds}
+    out = {}
+    for r in reductions:
+        if r.name == COUNT:
+            out[r.text] = len(events)
+        elif r.name == "kind":
+            out[r.text] = sum(1 for e in events if e.get("kind") == r.text)
+        else:
+            times = [e["t"] for e in events if e.get("block") == r.block and e.get("to") == r.to]
+            if r.name == "event_count":
+                out[r.text] = len(times)
+            else:
+                k = r.n - 1 if r.n > 0 else len(times) + r.n
+                out[r.text] = float(times[k]) if 0 <= k < len(times) else math.nan
+    return out

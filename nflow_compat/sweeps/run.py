@@ -1,39 +1,48 @@
-"""Run a sweep on Dask: batches of runs as tasks, results kept as each batch finishes.
+"""Run a sweep where it pays: in this process, or on Dask.
 
-Without a client, a ``LocalCluster`` of processes (one single-threaded worker per core:
-the runs are Python and hold the GIL) listening on 127.0.0.1 only, no dashboard, shut
-down at the end. With a client (``Client("tls://scheduler:8786")``, or any cluster's
-client), its workers do the runs; they need this package installed.
+Where (``executor``):
 
-Faults: a run that fails is a row with its typed error (``worker.run_batch``). A worker
-that dies takes its task with it; the scheduler gives the task to another worker (up
-to ``distributed.scheduler.allowed-failures`` times), and since results only reach the
-store through the task's single result, a retried batch is stored once. A batch whose
-workers kept dying gets ``worker_lost`` rows in the returned table, not on disk, so the
-next run of the sweep tries it again. Ctrl-C (or a ``progress`` callback that raises)
-cancels what is pending; every finished batch is already stored.
+* a ``client`` or a ``scheduler`` address given: on that cluster (``sweeps.cluster``);
+* ``"inline"``: in this process, one run after the other (no Dask imported);
+* ``"local"``: on a local Dask cluster, kept for the next sweep of this Python session
+  (closed at exit, or by ``close_local_cluster()``);
+* ``"auto"`` (the default): the first runs go in this process, timed (they are real runs,
+  kept), until they have taken ``PROBE_SECONDS`` or ``PROBE_RUNS`` are done; the rest go
+  to the local cluster only when it would finish them sooner than this process, counting
+  what starting it costs (``CLUSTER_START`` seconds, measured here: importing Dask,
+  starting the scheduler and the worker processes, and each worker importing this
+  package; nothing for a cluster kept from an earlier sweep), and when there is more than
+  one core. A sweep is thereby never much slower than a loop of ``simulate``.
+
+Either way the runs are ``worker.run_batch``'s and go to the same ``Store``, batch by
+batch, so an interrupted sweep resumes with the runs missing from its output.
 """
 from __future__ import annotations
 
-import logging
 import math
 import os
-import signal
-import threading
-from contextlib import contextmanager
-
-from dask.distributed import Client, KilledWorker, LocalCluster, as_completed
+import sys
+import time
 
 from ..diagram import Limits
-from ..errors import SimulationError
+from ..errors import DiagramError, SimulationError
 from . import spec as spec_module
-from .outcomes import TASK_FAILED, WORKER_LOST, Interrupted
+from .outcomes import Interrupted
 from .store import Store
-from .worker import Batch, run_batch
+from .worker import batches, run_batch
 
-TASKS_PER_WORKER = 8      # batches per worker when the spec does not set batch_size: load balance vs overhead
-MAX_AUTO_BATCH = 64
-CONNECT_TIMEOUT = "30s"   # to reach a given scheduler
+EXECUTORS = ("auto", "inline", "local")
+PROBE_SECONDS = 0.2       # what the timed runs of "auto" may take before it decides
+PROBE_RUNS = 3
+# seconds a fresh local cluster costs before its first result, measured on this 2-core machine
+# (bench/sweep.py --only sweep prints it): importing dask.distributed, starting the
+# scheduler and the worker processes, each worker importing nflow_compat and validating the
+# diagram, and closing it at the end
+CLUSTER_START = 3.0
+# a cluster must beat this process by this factor to be chosen (its runs also pay for
+# sending values and results between processes)
+MARGIN = 1.25
+INLINE_STORE_SECONDS = 2.0   # runs in this process are stored at least this often (what resume can lose)
 
 
 def cores() -> int:
@@ -44,103 +53,89 @@ def cores() -> int:
         return os.cpu_count() or 1
 
 
-@contextmanager
-def _ignoring_ctrl_c():
-    """SIGINT ignored while worker processes start, which inherit that: Ctrl-C then
-    reaches this process alone, which stops the sweep and shuts the cluster down (the
-    workers would otherwise each print their own KeyboardInterrupt)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
+class _Inline:
+    """Runs of one sweep in this process, stored every ``INLINE_STORE_SECONDS`` (or at the
+    spec's batch size), progress reported after each."""
 
+    def __init__(self, spec, store: Store, limits: Limits, batch_size, progress):
+        self.spec, self.store, self.limits, self.progress = spec, store, limits, progress
+        self.batch_size = batch_size or spec.batch_size or math.inf
+        self.pending: list = []
+        self.stored_at = time.perf_counter()
 
-@contextmanager
-def local_client(workers: int | None = None):
-    """A client of a fresh local cluster (loopback only, no dashboard), closed after."""
-    try:
-        with _ignoring_ctrl_c():
-            cluster = LocalCluster(n_workers=workers or cores(), threads_per_worker=1, processes=True,
-                                   host="127.0.0.1", dashboard_address=None, silence_logs=logging.ERROR)
-    except (RuntimeError, OSError) as exc:
-        raise SimulationError("cluster_failed", f"the local Dask cluster did not start ({exc}); in a script, "
-                              "call sweep() under `if __name__ == \"__main__\":` (its worker processes import "
-                              "the main module)") from None
-    try:
-        with Client(cluster) as client:
-            yield client
-    finally:
-        cluster.close()
-
-
-@contextmanager
-def _client(client, scheduler: str | None, workers: int | None):
-    if client is not None:
-        yield client
-    elif scheduler is not None:
+    def run(self, todo: list) -> float:
+        """Run ``todo``; returns the seconds the fastest run took."""
+        fastest = math.inf
         try:
-            connected = Client(scheduler, timeout=CONNECT_TIMEOUT)   # TLS and credentials from the Dask config
-        except (OSError, ValueError) as exc:
-            raise SimulationError("scheduler_unreachable", f"cannot reach the Dask scheduler at {scheduler!r}: "
-                                  f"{exc}") from None
-        with connected:
-            yield connected
-    else:
-        with local_client(workers) as local:
-            yield local
+            for batch in batches(self.spec, todo, 1, self.limits):
+                started = time.perf_counter()
+                self.pending += run_batch(batch)
+                fastest = min(fastest, time.perf_counter() - started)
+                if (time.perf_counter() - self.stored_at > INLINE_STORE_SECONDS
+                        or len(self.pending) >= self.batch_size):
+                    self.flush()
+                if self.progress is not None:
+                    self.progress(len(self.store.done) + len(self.pending), len(self.spec.runs))
+        except KeyboardInterrupt:
+            self.flush()
+            raise Interrupted(len(self.store.done), len(self.spec.runs)) from None
+        self.flush()
+        return fastest
+
+    def flush(self):
+        if self.pending:
+            self.store.add(self.pending)
+            self.pending = []
+        self.stored_at = time.perf_counter()
 
 
-def _batch_size(todo: int, workers: int) -> int:
-    return max(1, min(MAX_AUTO_BATCH, math.ceil(todo / (max(1, workers) * TASKS_PER_WORKER))))
-
-
-def _execute(client, spec, store: Store, todo: list, batch_size, limits: Limits, progress) -> None:
-    size = batch_size or spec.batch_size or _batch_size(len(todo), len(client.scheduler_info()["workers"]))
-    common = dict(structure=spec.structure, diagram=spec.diagram, pointers=tuple(p.pointer for p in spec.parameters),
-                  blocks=tuple(p.block for p in spec.parameters), outputs=spec.outputs, events=spec.events,
-                  limits=limits, base_dir=spec.base_dir)
-    futures = {}
-    for start in range(0, len(todo), size):
-        runs = todo[start:start + size]
-        batch = Batch(runs=tuple((run, spec.runs[run]) for run in runs), **common)
-        futures[client.submit(run_batch, batch, pure=False)] = runs
-    total = len(spec.runs)
-    done = len(store.done)
-    try:
-        if progress is not None:
-            progress(done, total)
-        for future in as_completed(futures):
-            runs = futures[future]
-            try:
-                finished = future.result()
-            except KilledWorker as exc:
-                store.lose(runs, WORKER_LOST, f"the workers running this batch died ({exc}); run the sweep "
-                           "again to retry it")
-            except Exception as exc:      # the task itself failed (e.g. this package missing on the worker)
-                store.lose(runs, TASK_FAILED, f"the batch could not run: {type(exc).__name__}: {exc}")
-            else:
-                store.add(finished)
-            done += len(runs)
-            if progress is not None:
-                progress(done, total)
-    except KeyboardInterrupt:
-        raise Interrupted(len(store.done), total) from None
-    finally:
-        client.cancel([f for f in futures if not f.done()])
+def _cluster_pays(run_seconds: float, left: int, workers: int, kept: bool) -> bool:
+    """Whether ``left`` runs of ``run_seconds`` each end sooner on a local cluster of
+    ``workers`` processes than here."""
+    if workers < 2 or left == 0:
+        return False
+    here = left * run_seconds
+    there = (0.0 if kept else CLUSTER_START) + left * run_seconds / workers
+    return there * MARGIN < here
 
 
 def sweep(spec, client=None, *, output=None, scheduler: str | None = None, workers: int | None = None,
-          batch_size: int | None = None, limits: Limits | None = None, base_dir=None, progress=None):
+          batch_size: int | None = None, limits: Limits | None = None, base_dir=None, progress=None,
+          executor: str = "auto", dashboard: str | None = None):
     """See ``nflow_compat.sweeps.sweep``."""
+    if executor not in EXECUTORS:
+        raise DiagramError("bad_executor", f"executor {executor!r} is not one of {', '.join(EXECUTORS)}")
     limits = limits or Limits()
     parsed = spec_module.load(spec, limits=limits, base_dir=base_dir)
     store = Store(parsed, output)
     todo = [run for run in range(len(parsed.runs)) if run not in store.done]
-    if todo:
-        with _client(client, scheduler, workers) as active:
-            _execute(active, parsed, store, todo, batch_size, limits, progress)
+    workers = workers or cores()
+    on_cluster = dict(limits=limits, batch_size=batch_size, workers=workers, dashboard=dashboard, progress=progress)
+    if todo and (executor == "local" or client is not None or scheduler is not None):
+        _on_cluster(parsed, store, todo, client=client, scheduler=scheduler, **on_cluster)
+    elif todo:
+        inline = _Inline(parsed, store, limits, batch_size, progress)
+        if executor == "inline":
+            inline.run(todo)
+        else:
+            fastest, started, probed = math.inf, time.perf_counter(), 0
+            while todo and probed < PROBE_RUNS and time.perf_counter() - started < PROBE_SECONDS:
+                fastest = min(fastest, inline.run([todo.pop(0)]))
+                probed += 1
+            loaded = sys.modules.get(__package__ + ".cluster")     # a cluster kept by an earlier sweep
+            kept = loaded is not None and loaded.kept(workers, dashboard)
+            if _cluster_pays(fastest, len(todo), workers, kept):
+                _on_cluster(parsed, store, todo, client=None, scheduler=None, **on_cluster)
+            else:
+                inline.run(todo)
+    store.finish()
     return store.frame()
+
+
+def _on_cluster(spec, store, todo, **where):
+    try:
+        from . import cluster
+    except ImportError as exc:     # dask: part of the optional extra
+        raise SimulationError("missing_dependency", f"a sweep on Dask needs the 'sweep' extra (dask.distributed): "
+                              f"{exc}; executor='inline' runs it in this process") from None
+    cluster.execute(spec, store, todo, **where)

@@ -5,12 +5,16 @@
     {"diagram": <diagram object, or a path to its JSON file>,
      "parameters": {"mass.F_Coulomb": [1, 2, 3],                      # block id . param
                     "/blocks/0/params/Amplitude": {"linspace": [10, 30, 5]},   # JSON pointer
-                    "variables.k": {"uniform": [0.5, 2], "samples": 20, "seed": 7}},
+                    "variables.k": {"uniform": [0.5, 2], "samples": 20, "seed": 7},
+                    "spring.c": {"lhs": [10, 50]}, "damper.d": {"lhs": [0.1, 1]}},  # one joint design
      "combine": "grid",                                  # or "zip"
-     "samples": 100, "seed": 0,                          # defaults for random draws
+     "samples": 100, "seed": 0,                          # defaults for random draws and designs
      "outputs": {"v": ["final", "max", "first_rising(0)", "trace"]},
-     "events": ["count", "mode"],                        # events.count, events.mode
+     "events": ["count", "mode", "event_time(mass, forward)"],   # events.count, events.mode, ...
      "batch_size": 25}                                   # runs per Dask task (default: automatic)
+
+A spec built in Python may hold numpy arrays and scalars wherever JSON values go
+(``"spring.c": np.linspace(5, 50, 1000)``): they are read as the JSON values they stand for.
 
 The shape is checked against ``sweep_schema()`` (JSON Schema draft 2020-12), the meaning
 against the diagram (blocks, params, variables and workspace variables that exist,
@@ -22,7 +26,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,13 +36,11 @@ from jsonschema.exceptions import best_match
 from .. import api
 from ..diagram import Diagram, Limits
 from ..errors import DiagramError, NFlowError, did_you_mean, pointer
-from ..flatten import ROUTING_PARAMS
+from ..params import address, json_copy
 from . import expand, reductions
 from .schema import sweep_schema
 
-VARIABLES = "variables."
 EVENTS = "events."                                     # event counts: columns "events.<kind>"
-_TOP_LEVEL_BLOCK = re.compile(r"/blocks(?:/\d+)?")   # a block's path outside any subsystem
 _RECORDER = "toWorkspace"                              # the block type whose VariableName outputs name
 
 
@@ -83,7 +84,7 @@ class Spec:
     parameters: tuple
     runs: list                 # per run, its values (one per parameter)
     outputs: tuple
-    events: tuple              # event kinds counted ("count": all)
+    events: tuple              # of reductions.EventReduction
     batch_size: int | None
     fingerprint: str           # of what decides the runs and their columns
     structure: str             # of the diagram and where the values go (workers cache by it)
@@ -105,6 +106,10 @@ def _schema_error(doc) -> DiagramError | None:
         extra = sorted(set(err.instance) - set(known))
         path = pointer(*err.absolute_path, extra[0])
         message = f"unknown key {extra[0]!r} (known: {', '.join(known)})" + did_you_mean(extra[0], known)
+    elif err.validator == "pattern" and err.absolute_path[0] == "events":
+        code = "bad_event"
+        message = (f"{err.instance!r} is not an event reduction: 'count', an event kind (mode, stop, ...), "
+                   "event_time(block, to), event_time(block, to, n) or event_count(block, to)")
     elif err.validator == "pattern":
         message = (f"{err.instance!r} is not an output: 'trace', final, min, max, mean, rms, or "
                    "first_crossing(L), first_rising(L), first_falling(L), crossings(L) with a number L")
@@ -138,108 +143,6 @@ def _located(err: NFlowError, prefix: str | None, file: Path | None) -> NFlowErr
     return type(err)(err.code, err.message, path=path, block=err.block, param=err.param, **extra)
 
 
-def tokens(ptr: str) -> list:
-    """The reference tokens of JSON pointer ``ptr`` (RFC 6901)."""
-    return [t.replace("~1", "/").replace("~0", "~") for t in ptr.split("/")[1:]]
-
-
-def _step(node, token):
-    """The child ``token`` names in ``node``, or KeyError."""
-    if isinstance(node, dict):
-        return node[token]
-    if isinstance(node, list) and token.isdigit() and int(token) < len(node):
-        return node[int(token)]
-    raise KeyError(token)
-
-
-def set_pointer(doc, ptr: str, value) -> None:
-    """Set what ``ptr`` names in ``doc`` (its parent exists: ``_check_pointer``)."""
-    *head, last = tokens(ptr)
-    node = doc
-    for token in head:
-        node = _step(node, token)
-    if isinstance(node, list):
-        node[int(last)] = value
-    else:
-        node[last] = value
-
-
-def _check_pointer(raw: dict, ptr: str, where: str) -> None:
-    *head, last = tokens(ptr) or [None]
-    if last is None:
-        raise DiagramError("bad_pointer", "the pointer names the whole diagram, not a value in it", path=where)
-    node = raw
-    for depth, token in enumerate(head):
-        try:
-            node = _step(node, token)
-        except KeyError:
-            raise DiagramError("bad_pointer", f"the diagram has nothing at {pointer(*head[:depth + 1])!r}",
-                               path=where) from None
-    if isinstance(node, list) and not (last.isdigit() and int(last) < len(node)):
-        raise DiagramError("bad_pointer", f"{ptr!r}: index {last!r} is not in the array", path=where)
-    if not isinstance(node, (dict, list)):
-        raise DiagramError("bad_pointer", f"{ptr!r}: its parent is not an object or array", path=where)
-
-
-def _block_param(block, given: str, where: str) -> str:
-    """The parameter ``given`` (a name or an alias) of ``block``, by its canonical name."""
-    name = block.type.aliases.get(given, given)
-    if name not in block.type.params:
-        raise DiagramError("unknown_param", f"block {block.id!r} ({block.type.type}) has no parameter {given!r}"
-                           + did_you_mean(given, block.type.params), path=where, block=block.id, param=given)
-    return name
-
-
-def _address(name: str, raw: dict, diagram: Diagram, where: str) -> tuple:
-    """(JSON pointer, (block index, param) or None) of the swept parameter ``name``."""
-    if name.startswith("/"):
-        ptr = name
-    elif name.startswith(VARIABLES):
-        variable = name[len(VARIABLES):]
-        if variable not in diagram.variables:
-            raise DiagramError("unknown_variable", f"the diagram has no variable {variable!r}"
-                               + did_you_mean(variable, diagram.variables), path=where)
-        ptr = pointer("variables", variable)
-    else:
-        block_id, dot, given = name.rpartition(".")
-        blocks = {b.id: b for b in diagram.blocks}
-        if not dot or block_id not in blocks:
-            hint = did_you_mean(block_id, blocks) if dot else ""
-            raise DiagramError("unknown_block" if dot else "bad_address",
-                               f"{name!r} is not 'block.param' of a block in the diagram, 'variables.name' or "
-                               f"a JSON pointer" + hint, path=where)
-        block = blocks[block_id]
-        param = _block_param(block, given, where)
-        raw_block = _resolve(raw, block.path)
-        if not isinstance(raw_block.get("params"), dict):   # absent, null or [] (jsonencode): no params given
-            raw_block["params"] = {}
-        # set the key the diagram already uses (an alias stays an alias)
-        keys = [given, param] + [a for a, n in block.type.aliases.items() if n == param]
-        key = next((k for k in keys if k in raw_block["params"]), param)
-        ptr = block.path + "/params" + pointer(key)
-    _check_pointer(raw, ptr, where)
-    return ptr, _block_target(diagram, ptr, where)
-
-
-def _resolve(raw, ptr: str):
-    node = raw
-    for token in tokens(ptr):
-        node = _step(node, token)
-    return node
-
-
-def _block_target(diagram: Diagram, ptr: str, where: str):
-    """(block index, canonical param) when ``ptr`` is a parameter of a block outside any
-    subsystem (a sweep re-binds those into the validated diagram), else None (also for a
-    parameter that re-wires goto/from: the diagram is parsed again)."""
-    for b in diagram.blocks:
-        prefix = b.path + "/params/"
-        if ptr.startswith(prefix) and "/" not in ptr[len(prefix):] and _TOP_LEVEL_BLOCK.fullmatch(b.path):
-            name = _block_param(b, tokens(ptr)[-1], where)
-            return None if (b.type.type, name) in ROUTING_PARAMS else (b.index, name)
-    return None
-
-
 def _outputs(doc, diagram: Diagram) -> tuple:
     recorded = [b.params.get("VariableName") for b in diagram.blocks if b.type.type == _RECORDER]
     out = []
@@ -251,6 +154,31 @@ def _outputs(doc, diagram: Diagram) -> tuple:
         out.append(Output(variable, tuple(reductions.parse(e) for e in entries if e != reductions.TRACE),
                           reductions.TRACE in entries))
     return tuple(out)
+
+
+def _events(doc, diagram: Diagram) -> tuple:
+    """The spec's event reductions, their blocks checked against the diagram."""
+    blocks = [b.id for b in diagram.blocks]
+    out = []
+    for k, text in enumerate(doc.get("events", ())):
+        r = reductions.parse_event(text)
+        where = pointer("events", k)
+        if r.block is not None and r.block not in blocks:
+            raise DiagramError("unknown_block", f"{text!r}: the diagram has no block {r.block!r}"
+                               + did_you_mean(r.block, blocks), path=where)
+        if r.n == 0:
+            raise DiagramError("spec_value", f"{text!r}: n counts from 1 (the first event; -1 the last)", path=where)
+        out.append(r)
+    return tuple(out)
+
+
+def _plain(doc):
+    """``doc`` with numpy arrays and scalars as the JSON values they stand for."""
+    try:
+        return orjson.loads(orjson.dumps(doc, option=orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS))
+    except (TypeError, orjson.JSONEncodeError) as exc:
+        raise DiagramError("spec_type", f"the spec is not JSON data (numbers, strings, lists, dicts and numpy "
+                           f"values): {exc}", path="") from None
 
 
 def load(spec, *, limits: Limits | None = None, base_dir=None) -> Spec:
@@ -267,36 +195,40 @@ def load(spec, *, limits: Limits | None = None, base_dir=None) -> Spec:
         except OSError as exc:
             raise DiagramError("unreadable_input", f"cannot read {spec}: {exc.strerror}") from None
         spec, spec_dir = api.load_json(text, limits=limits), spec_path.resolve().parent
+    else:
+        spec = _plain(spec)
     problem = _schema_error(spec)
     if problem is not None:
         raise problem
     given, file = _diagram(spec, spec_dir, limits)
     try:   # our own copy (parameters may get an empty 'params' object), plain JSON values only
-        raw = orjson.loads(orjson.dumps(given, option=orjson.OPT_SERIALIZE_NUMPY))
-    except (TypeError, orjson.JSONEncodeError) as exc:
-        raise DiagramError("bad_type", f"the diagram is not plain JSON data: {exc}", path="/diagram") from None
+        raw = json_copy(given)
+    except DiagramError as err:
+        raise _located(err, "/diagram", None) from None
     try:
         diagram = api.validate(raw, limits=limits)
     except NFlowError as err:
         raise _located(err, None if file else "/diagram", file) from None
     if base_dir is None and (file or spec_dir) is not None:
         base_dir = str(file.resolve().parent if file is not None else spec_dir)
-    parameters = []
-    for position, (name, entry) in enumerate(spec["parameters"].items()):
+    names, entries, targets, columns = list(spec["parameters"]), list(spec["parameters"].values()), [], []
+    for position, (name, entry) in enumerate(zip(names, entries)):
         where = pointer("parameters", name)
-        ptr, target = _address(name, raw, diagram, where)
-        values = expand.values(entry, where=where, position=position, samples=spec.get("samples"),
-                               seed=spec.get("seed", 0))
-        parameters.append(Parameter(name, ptr, target, values))
-    runs = expand.combine([p.name for p in parameters], [p.values for p in parameters],
-                          spec.get("combine", "grid"))
+        targets.append(address(name, diagram, raw, where))
+        columns.append(expand.column(entry, where=where, position=position, samples=spec.get("samples"),
+                                     seed=spec.get("seed", 0)))
+    columns = expand.designs(names, entries, columns)
+    parameters = [Parameter(name, target.pointer, target.block, col.values)
+                  for name, target, col in zip(names, targets, columns)]
+    runs = expand.combine(names, columns, spec.get("combine", "grid"))
     outputs = _outputs(spec, diagram)
-    events = tuple(spec.get("events", ()))
+    events = _events(spec, diagram)
     diagram_json = orjson.dumps(raw, option=orjson.OPT_SORT_KEYS)
     pointers = "\0".join(p.pointer for p in parameters).encode()
     decided = orjson.dumps({"diagram": orjson.Fragment(diagram_json),
                             "parameters": [[p.name, p.pointer] for p in parameters], "runs": runs,
-                            "outputs": spec.get("outputs", {}), "events": events}, option=orjson.OPT_SORT_KEYS)
+                            "outputs": spec.get("outputs", {}), "events": [e.text for e in events]},
+                           option=orjson.OPT_SORT_KEYS)
     return Spec(diagram=diagram_json, base_dir=base_dir, parameters=tuple(parameters), runs=runs,
                 outputs=outputs, events=events, batch_size=spec.get("batch_size"),
                 fingerprint=hashlib.sha256(decided).hexdigest()[:16],

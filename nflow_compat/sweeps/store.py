@@ -1,4 +1,5 @@
-"""Where a sweep's results go: a Parquet dataset written one file per finished batch.
+"""Where a sweep's results go: a Parquet dataset, one file per finished batch while the
+sweep runs, one file in all once it has run (``finish``).
 
 ``-o results.parquet`` makes two directories, each a Parquet dataset that
 ``pandas.read_parquet``, ``pyarrow.parquet.read_table`` and ``dask.dataframe.read_parquet``
@@ -6,21 +7,26 @@ read whole:
 
 * ``results.parquet/``: the table, one row per run: ``run``, one column per parameter
   (named as in the spec), ``status`` ("ok" / "error"), ``error_code``, ``error``, one
-  column per reduction (``<variable>.<reduction>``) and per event count
-  (``events.<kind>``); a file ``part-<first run>-<last run>.parquet`` per batch, and
-  ``_sweep.json`` (which sweep this is; readers skip names starting with ``_``);
+  column per reduction (``<variable>.<reduction>``) and per event reduction
+  (``events.<entry>``); ``_sweep.json`` says which sweep this is (readers skip names
+  starting with ``_``);
 * ``results.traces/`` (when the spec asks for traces): the traces in long form, keyed by
   run: ``run``, ``variable``, ``element`` (of a wide signal), ``sample``, ``time``,
-  ``value``; one file per batch, named like the table's. For xarray:
-  ``df.set_index(["run", "variable", "element", "time"]).to_xarray()``.
+  ``value``. For xarray: ``df.set_index(["run", "variable", "element", "time"]).to_xarray()``.
 
-A batch's traces file is written before its table file, each under a temporary name
-then renamed, so a table file means the batch is complete: re-running the same sweep
-reads which runs have a row and runs only the others (a traces file without its table
-file, left by an interruption, is removed then).
+While the sweep runs, each finished batch is a file ``part-<first run>-<last run>.parquet``
+in both; its traces file is written before its table file, each under a temporary name
+then renamed, so a table file means the batch is complete: re-running an interrupted sweep
+reads which runs have a row and runs only the others (a traces file without its table file
+is removed then). When a sweep call ends, its files are compacted into
+``data-<k>.parquet`` (one, or one per ``FILE_BYTES`` of data) and the batch files removed.
+
+Counts (``crossings``, event counts) are integer columns, nullable: a failed run's is
+missing (pandas ``Int64``, not a float NaN); so are the integer parameters and ``run``.
 """
 from __future__ import annotations
 
+import math
 import os
 from pathlib import Path
 
@@ -34,6 +40,8 @@ from ..errors import DiagramError
 from .spec import Spec, event_column
 
 MANIFEST = "_sweep.json"
+FILE_BYTES = 256 * 1024 * 1024     # the compacted dataset: one file per this much data (in memory)
+_FILES = ("part-*.parquet", "data-*.parquet")
 _FIXED = (("status", pa.string()), ("error_code", pa.string()), ("error", pa.string()))
 _TRACE_SCHEMA = pa.schema([("run", pa.int64()), ("variable", pa.dictionary(pa.int32(), pa.string())),
                            ("element", pa.int32()), ("sample", pa.int64()), ("time", pa.float64()),
@@ -74,7 +82,7 @@ class Store:
         fields += _FIXED
         fields += [(column, pa.int64() if r.counts else pa.float64()) for o in spec.outputs
                    for column, r in o.columns]
-        fields += [(event_column(k), pa.int64()) for k in spec.events]
+        fields += [(event_column(e.text), pa.int64() if e.counts else pa.float64()) for e in spec.events]
         self.schema = pa.schema(fields)
         self.memory: list = []        # tables of runs not written to disk (no output, or lost runs)
         self.memory_traces: list = []
@@ -102,12 +110,11 @@ class Store:
                                        "choose another output or remove it")
         out.mkdir(parents=True, exist_ok=True)
         _write_atomic(out / MANIFEST, lambda tmp: tmp.write_bytes(orjson.dumps(manifest)))
-        parts = sorted(out.glob("part-*.parquet"))
-        for part in parts:
+        for part in _files(out):
             self.done.update(pq.read_table(part, columns=["run"]).column("run").to_pylist())
         if self.traces_dir is not None:
             self.traces_dir.mkdir(parents=True, exist_ok=True)
-            finished = {p.name for p in parts}
+            finished = {p.name for p in out.glob("part-*.parquet")}
             for orphan in self.traces_dir.glob("part-*.parquet"):
                 if orphan.name not in finished:    # its batch was interrupted before its table file
                     orphan.unlink()
@@ -167,18 +174,58 @@ class Store:
         self.memory.append(self._table([(run, {"status": "error", "error_code": code, "error": message}, [])
                                         for run in runs]))
 
+    def finish(self) -> None:
+        """The sweep call is over: its batch files become ``data-<k>.parquet`` (see the
+        module doc). New files are written first, then the old removed, so an interruption
+        leaves every run at least once (``_read`` keeps one copy)."""
+        if self.output is None:
+            return
+        for folder, schema in ((self.output, self.schema), (self.traces_dir, _TRACE_SCHEMA)):
+            if folder is None:
+                continue
+            old = _files(folder)
+            if len(old) <= 1 and not any(p.name.startswith("part-") for p in old):
+                continue                          # already one compacted file (or none)
+            table = _read(old, schema)
+            rows = max(1, math.ceil(table.num_rows * FILE_BYTES / max(1, table.nbytes)))
+            generation = 1 + max((int(p.stem.split("-")[1]) for p in folder.glob("data-*.parquet")), default=-1)
+            for k, start in enumerate(range(0, max(1, table.num_rows), rows)):
+                name = folder / f"data-{generation + k:07d}.parquet"
+                _write_atomic(name, lambda tmp: pq.write_table(table.slice(start, rows), tmp))
+            for path in old:
+                path.unlink()
+
     # -- the result ------------------------------------------------------------------------
     def frame(self) -> pd.DataFrame:
         """Every run kept, ordered by run id (with ``attrs["traces"]`` when in memory)."""
-        tables = list(self.memory)
-        if self.output is not None:
-            tables += [pq.read_table(p, schema=self.schema) for p in sorted(self.output.glob("part-*.parquet"))]
-        table = pa.concat_tables(tables) if tables else self.schema.empty_table()
-        frame = table.to_pandas().sort_values("run", kind="stable").reset_index(drop=True)
+        table = pa.concat_tables([_read(_files(self.output), self.schema)] + self.memory
+                                 if self.output is not None else self.memory or [self.schema.empty_table()])
+        frame = table.to_pandas(types_mapper=_NULLABLE.get).sort_values("run", kind="stable").reset_index(drop=True)
         if self.output is None and self.spec.traces:
             traces = (pa.concat_tables(self.memory_traces) if self.memory_traces else _TRACE_SCHEMA.empty_table())
             frame.attrs["traces"] = traces.to_pandas()
         return frame
+
+
+# arrow integer columns as pandas' nullable integers (a failed run's count is missing, not NaN)
+_NULLABLE = {pa.int64(): pd.Int64Dtype(), pa.int32(): pd.Int32Dtype()}
+
+
+def _files(folder: Path) -> list:
+    return sorted(p for pattern in _FILES for p in folder.glob(pattern))
+
+
+def _read(paths: list, schema: pa.Schema) -> pa.Table:
+    """The files' rows in one table, each run's from the first file holding it (an
+    interrupted compaction leaves a run in two files; each file holds whole runs)."""
+    tables, seen = [], np.zeros(0, dtype=np.int64)
+    for path in paths:
+        table = pq.read_table(path, schema=schema)
+        runs = table.column("run").to_numpy()
+        repeated = np.isin(runs, seen)
+        tables.append(table.filter(pa.array(~repeated)) if repeated.any() else table)
+        seen = np.union1d(seen, runs)
+    return pa.concat_tables(tables) if tables else schema.empty_table()
 
 
 def _write_atomic(path: Path, write) -> None:

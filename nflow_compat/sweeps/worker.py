@@ -21,10 +21,11 @@ from dataclasses import dataclass
 import orjson
 
 from .. import api
-from ..diagram import Limits, with_params
+from ..diagram import Limits
 from ..errors import NFlowError, SimulationError
+from ..params import Target, bind, rebinds
 from . import reductions
-from .spec import event_column, set_pointer
+from .spec import event_column
 
 _CACHED_STRUCTURES = 8
 
@@ -48,18 +49,15 @@ class _Structure:
 
     def __init__(self, batch: Batch):
         self.diagram_json = batch.diagram
-        self.pointers = batch.pointers
-        self.blocks = batch.blocks
+        self.targets = [Target(ptr, blk) for ptr, blk in zip(batch.pointers, batch.blocks)]
         self.limits = batch.limits
-        rebinds = all(b is not None for b in batch.blocks)
-        self.base = api.validate(orjson.loads(batch.diagram), limits=batch.limits) if rebinds else None
+        self.base = (api.validate(orjson.loads(batch.diagram), limits=batch.limits) if rebinds(self.targets)
+                     else None)
 
     def diagram(self, values):
-        if self.base is not None:
-            return with_params(self.base, dict(zip(self.blocks, values)))
-        raw = orjson.loads(self.diagram_json)
-        for ptr, value in zip(self.pointers, values):
-            set_pointer(raw, ptr, value)
+        return bind(self.base, self.targets, values, self.diagram_json, self._validate)
+
+    def _validate(self, raw):
         return api.validate(raw, limits=self.limits)
 
 
@@ -88,8 +86,17 @@ def _one(structure: _Structure, batch: Batch, values) -> tuple:
             row[column] = reductions.reduce(reduction, times, recorded, out.variable)
         if out.trace:
             traces.append((out.variable, times, recorded))
-    row.update({event_column(k): n for k, n in reductions.event_counts(result, batch.events).items()})
+    row.update({event_column(k): v for k, v in reductions.event_values(result, batch.events).items()})
     return row, traces
+
+
+def batches(spec, todo: list, size: int, limits: Limits) -> list:
+    """The runs ``todo`` of ``spec`` (a ``spec.Spec``) as Batches of ``size`` runs."""
+    common = dict(structure=spec.structure, diagram=spec.diagram, pointers=tuple(p.pointer for p in spec.parameters),
+                  blocks=tuple(p.block for p in spec.parameters), outputs=spec.outputs, events=spec.events,
+                  limits=limits, base_dir=spec.base_dir)
+    return [Batch(runs=tuple((run, spec.runs[run]) for run in todo[start:start + size]), **common)
+            for start in range(0, len(todo), size)]
 
 
 def run_batch(batch: Batch) -> list:

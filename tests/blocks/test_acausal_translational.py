@@ -1,8 +1,11 @@
-"""acausal_translational: laws of the translational blocks (end stops, the brake) and the
-order independence of an MSL friction diagram, checked through whole diagrams (simulate)."""
+"""acausal_translational: laws of the translational blocks (end stops, the brake), the
+order independence of an MSL friction diagram, and the parameter ranges of the friction
+blocks beside their rotational twins (Clutch, RotBrake), checked through whole diagrams
+(simulate)."""
 import random
 
 import numpy as np
+import pytest
 from hypothesis import assume, given, settings, strategies as st
 
 import nflow_compat as nc
@@ -80,3 +83,65 @@ def test_a_brake_never_adds_energy(v0, fn, mu, m):
     rest = np.nonzero(np.abs(v) < 1e-12)[0]
     if rest.size:
         assert np.all(np.abs(v[rest[0]:]) < 1e-9)
+
+
+# ---- parameter ranges of the friction blocks
+# The seed page of the mass with stops documents F_Coulomb and F_Stribeck as zero or positive
+# (MSL types them SI.Force, without a bound: negative ones ran, friction that pushes), m as
+# MSL's SI.Mass (min 0); the clutch's page fn_max >= 0, peak >= 1. MSL's mu_pos table holds
+# sliding speeds (w, or v for the Brake) >= 0 and friction coefficients, bounded like the constant mu.
+
+def _friction_diagram(block_type, **params):
+    """The block on a body (Clutch: between two), its normal force 1 from a constant."""
+    rotational = block_type in ("Clutch", "RotBrake")
+    body = "Inertia" if rotational else "Mass"
+    blocks = [blk("x", block_type, **params), blk("J", body)]
+    if block_type == "MassWithStopAndFriction":
+        return diagram(blocks[:1] + [blk("F", "SineForce", Amplitude=25.0, Frequency=0.25)],
+                       [pin("F", "flange", "x", "flange_a")], duration=2.0, solver="ode45")
+    conns = [wire("one", "x"), pin("J", "flange", "x", "a" if block_type == "Clutch" else "flange")]
+    blocks.append(blk("one", "constant", Value=1.0))
+    if block_type == "Clutch":
+        blocks.append(blk("J2", "Inertia", w0=1.0))
+        conns.append(pin("J2", "flange", "x", "b"))
+    return diagram(blocks, conns, duration=1.0, solver="ode45")
+
+
+BAD_FRICTION = [("MassWithStopAndFriction", "F_Coulomb", -1.0, "pushes the sliding mass"),
+                ("MassWithStopAndFriction", "F_Stribeck", -20.0, "friction added at low speed"),
+                ("MassWithStopAndFriction", "F_Coulomb", "-2*0.5", "pushes the sliding mass"),   # an expression
+                ("MassWithStopAndFriction", "m", 0.0, "no longer determines der(v)"),
+                ("MassWithStopAndFriction", "F_prop", -1.0, None), ("MassWithStopAndFriction", "fexp", -1.0, None)]
+for _type in ("Clutch", "Brake", "RotBrake"):
+    BAD_FRICTION += [(_type, "mu_pos", [[0.0, 0.5], [1.0, -0.2]], "negative coefficient"),
+                     (_type, "mu_pos", [[-1.0, 0.5], [1.0, 0.2]],
+                      "sliding speeds (v >= 0)" if _type == "Brake" else "sliding speeds (w >= 0)"),
+                     (_type, "fn_max", -1.0, None), (_type, "peak", 0.5, None), (_type, "cgeo", -1.0, None),
+                     (_type, "mu", -0.5, None)]
+
+
+@pytest.mark.parametrize("block_type, param, value, why", BAD_FRICTION,
+                         ids=[f"{t}.{p}={v}" for t, p, v, _ in BAD_FRICTION])
+def test_a_friction_parameter_out_of_its_range_is_refused(block_type, param, value, why):
+    extra = {} if block_type == "MassWithStopAndFriction" else {"fn_max": 1.0}
+    with pytest.raises(nc.DiagramError) as err:
+        nc.simulate(_friction_diagram(block_type, **dict(extra, **{param: value})))
+    assert err.value.code == "param_range"
+    assert (err.value.block, err.value.param, err.value.path) == ("x", param, f"/blocks/0/params/{param}")
+    if why is not None:      # the range says why
+        assert why in err.value.message
+
+
+@pytest.mark.parametrize("block_type, params", [
+    ("MassWithStopAndFriction", {"F_Coulomb": 0.0, "F_Stribeck": 0.0}), ("Clutch", {"fn_max": 0.0, "cgeo": 0.0}),
+    ("Brake", {"mu_pos": [[0.0, 0.0], [1.0, 0.3]]}), ("RotBrake", {"peak": 1.0, "mu": 0.0})])
+def test_friction_parameters_at_the_edge_of_their_range_run(block_type, params):
+    extra = {} if block_type == "MassWithStopAndFriction" else {"fn_max": 1.0}
+    assert nc.simulate(_friction_diagram(block_type, **dict(extra, **params)))["status"] == "ok"
+
+
+def test_a_malformed_mu_table_is_named_at_its_pointer():
+    with pytest.raises(nc.DiagramError) as err:
+        nc.simulate(_friction_diagram("RotBrake", fn_max=1.0, mu_pos=[[0.0, 0.5, 1.0]]))
+    assert err.value.code == "param_value"
+    assert (err.value.block, err.value.path) == ("x", "/blocks/0/params/mu_pos")

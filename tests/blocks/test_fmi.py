@@ -12,10 +12,12 @@ import gc
 import io
 import json
 import math
+import sys
 import zipfile
 from contextlib import redirect_stdout
 from pathlib import Path
 
+import fmpy
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -187,6 +189,42 @@ def test_time_events_run_the_discrete_update_to_its_fixed_point(fmus, version, s
     np.testing.assert_array_equal(column(res, "n"), n)
     np.testing.assert_allclose(column(res, "x"), period * n * (n - 1) / 2 + n * (t - n * period), atol=1e-12)
     assert [(e["t"], e["kind"]) for e in res["events"]] == [(k * period, "time_event") for k in (1, 2, 3, 4)]
+
+
+# the grids of the Reference FMU Stair's report: events on grid points from the first (0.05,
+# 0.1, 0.25), from t = 3 (0.03: 100 * 0.03 == 3.0), on none of them (0.07)
+GRID_STEPS = (0.05, 0.1, 0.25, 0.03, 0.07)
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+@pytest.mark.parametrize("dt", GRID_STEPS)
+@pytest.mark.parametrize("solver", ["ode45", "dae"])
+@pytest.mark.parametrize("model, duration", [("Counter", 10.0), ("Stairs", 2.0)])
+def test_time_events_on_grid_points_and_at_the_stop_time_equal_fmpy(fmus, version, dt, solver, model, duration):
+    """Time events that fall on grid points, on the stop time and between them, each handled
+    once, as fmpy's model-exchange run of the same FMU on the same output grid has them:
+    Counter (n += 1 at t = 1, 2, ..., 10, x' = n; it asks for completedIntegratorStep, so
+    the run restarts at every grid point and an event on one ends an interval) and Stairs
+    (every 0.25 s, two discrete-update passes each; the solver runs freely across the grid,
+    the last event is the stop time)."""
+    fmu = fmus.name(model, version)
+    d = diagram([blk("s", "fmuMe", path=fmu, outputs=2), record("wx", "x"), record("wn", "n")],
+                [wire("s", "wx"), wire("s", "wn", 1, 0)], dt=dt, duration=duration, solver=solver)
+    res = simulate(fmus, d)
+    ref = fmpy.simulate_fmu(str(fmus.base / fmu), fmi_type="ModelExchange", stop_time=duration, output_interval=dt,
+                            output=["x", "n"], record_events=False)
+    np.testing.assert_array_equal(res["time"], ref["time"])
+    n = column(res, "n")
+    np.testing.assert_array_equal(n, ref["n"])
+    np.testing.assert_allclose(column(res, "x"), ref["x"], rtol=1e-9, atol=1e-9)
+    events = [e["t"] for e in res["events"]]
+    assert [e["kind"] for e in res["events"]] == ["time_event"] * len(events)
+    # one event per step of n, at the FMU's announced times (the last one on the stop time
+    # when the grid reaches it)
+    period = 1.0 if model == "Counter" else 0.25
+    assert len(events) == n[-1] - n[0] and len(set(events)) == len(events)
+    np.testing.assert_allclose(events, period * np.arange(1, len(events) + 1), rtol=1e-15)
+    assert (events[-1] == duration) == (res["time"][-1] == duration)
 
 
 # ----------------------------------------------------------------------------- co-simulation
@@ -409,20 +447,49 @@ def test_the_blocks_run_here():
 
 @pytest.mark.parametrize("version", VERSIONS)
 def test_fmu_info(fmus, version):
-    code, info = run_cli("fmu-info", str(fmus.base / fmus.name("BouncingBall", version)))
+    code, info = run_cli("fmu-info", "--json", str(fmus.base / fmus.name("BouncingBall", version)))
     assert code == 0
     assert info["modelName"] == "BouncingBall" and info["fmiVersion"] == f"{version}.0"
     assert info["modelExchange"] and not info["coSimulation"]
     assert info["numberOfContinuousStates"] == 2 and info["numberOfEventIndicators"] == 1
+    assert info["generationTool"] == "nflow-compat tests" and info["platforms"] == [fmi._fmpy().fmpy.platform]
+    assert info["defaultExperiment"] == {"startTime": 0.0, "stopTime": 3.0, "tolerance": 1e-6, "stepSize": 0.01}
+    assert info["units"] == ["m", "m/s"]
     by_name = {v["name"]: v for v in info["variables"]}
     assert by_name["g"] == {"name": "g", "valueReference": 4, "causality": "parameter", "variability": "fixed",
-                            "type": "Real" if version == 2 else "Float64", "start": 9.81, "description": ""}
+                            "type": "Real" if version == 2 else "Float64", "start": 9.81, "unit": "",
+                            "description": ""}
+    assert by_name["h"]["unit"] == "m" and by_name["v"]["unit"] == "m/s"
     assert by_name["bounces"]["start"] == 0 and by_name["bounces"]["causality"] == "output"
+    code, lag = run_cli("fmu-info", "--json", str(fmus.base / fmus.name("Lag", version)))
+    assert lag["defaultExperiment"] == dict.fromkeys(("startTime", "stopTime", "tolerance", "stepSize"))
+    assert lag["units"] == [] and lag["coSimulation"]
+
+
+def test_fmu_info_is_a_table_unless_json(fmus, capsys):
+    assert cli.main(["fmu-info", str(fmus.base / fmus.name("BouncingBall", 2))]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "BouncingBall  FMI 2.0  model exchange"
+    assert "  generated by nflow-compat tests" in lines and "  units        m, m/s" in lines
+    assert "  experiment   start 0, stop 3, tolerance 1e-06, step 0.01" in lines
+    header = next(k for k, line in enumerate(lines) if line.startswith("name "))
+    assert lines[header].split() == ["name", "causality", "variability", "type", "unit", "start", "description"]
+    assert lines[header + 1].split() == ["h", "output", "continuous", "Real", "m", "1.0"]
 
 
 def test_fmu_info_of_a_missing_file(fmus):
-    code, out = run_cli("fmu-info", str(fmus.base / "absent.fmu"))
+    code, out = run_cli("fmu-info", "--json", str(fmus.base / "absent.fmu"))
     assert code == 2 and out["error"]["code"] == "fmu_missing"
+
+
+def test_without_fmpy_an_fmu_is_unavailable_not_invalid(fmus, monkeypatch):
+    monkeypatch.setitem(sys.modules, "fmpy", None)
+    fmi._fmpy.cache_clear()
+    try:
+        code, out = run_cli("fmu-info", str(fmus.base / fmus.name("Lag", 2)))
+    finally:
+        fmi._fmpy.cache_clear()
+    assert code == 1 and out["error"]["code"] == "fmi_unavailable" and "pip install" in out["error"]["message"]
 
 
 def test_fmu_block_makes_an_entry_that_runs(fmus):
@@ -452,10 +519,10 @@ def test_each_fmi2_instance_keeps_its_own_log(fmus):
 
 
 def test_plots_label_an_fmu_event_by_its_kind():
-    from nflow_compat.plot import events
+    from nflow_compat.plotting import events
     assert events({"events": [{"t": 0.45, "block": "ball", "kind": "state_event", "indicators": [0]},
                               {"t": 0.7, "block": "m", "kind": "mode", "from": "stuck", "to": "forward"}]}) == \
-        [(0.45, "ball", "state_event"), (0.7, "m", "forward")]
+        [(0.45, "ball", "state_event", "state_event", ""), (0.7, "m", "forward", "mode", "stuck")]
 
 
 # ----------------------------------------------------------------------------- modelica

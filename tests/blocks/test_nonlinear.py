@@ -8,6 +8,7 @@ phase order (OUTPUT, ALGEBRAIC, UPDATE per sample); the property tests use it to
 from __future__ import annotations
 
 import math
+import time
 
 import numpy as np
 import pytest
@@ -17,7 +18,7 @@ import nflow_compat as nc
 from nflow_compat.blocks import REGISTRY, BlockIO
 from nflow_compat.blocks.handlers import load_all
 from nflow_compat.engine.context import Ctx
-from tests.util import blk, diagram, record, through, trace, wire
+from tests.util import blk, diagram, pin, record, through, trace, wire
 
 
 NAN = math.nan
@@ -243,6 +244,70 @@ def test_hysteresis_unconnected_input_reads_zero():
     assert unconnected("hysteresis", yLow=-2).tolist() == [[-2.0]] * 3
     # 0 >= uHigh: the relay switches high (an unconnected input is a 0, not "no output")
     assert unconnected("hysteresis", uHigh=-0.5, uLow=-1, yHigh=7).tolist() == [[7.0]] * 3
+
+
+# ----------------------------------------------------------------------------- hysteresis under a solver
+
+def relay_oscillator(solver, band=0.45):
+    """x' = relay(-x), x(0) = 0, the relay +-1 with thresholds +-band: x falls to -band,
+    then runs between -band and +band at slope +-1 (a triangle of period 4*band)."""
+    return diagram([blk("x", "integrator"), blk("n", "gain", Gain=-1),
+                    blk("relay", "hysteresis", uHigh=band, uLow=-band, yHigh=1, yLow=-1), record()],
+                   [wire("x", "n"), wire("n", "relay"), wire("relay", "x"), wire("x", "w")],
+                   dt=0.1, duration=4.0, solver=solver)
+
+
+def triangle(t, band=0.45):
+    t = np.asarray(t)
+    phase = np.mod(t - band, 4.0 * band)         # 0 at the first turn (x = -band, t = band)
+    rising = np.where(phase < 2.0 * band, -band + phase, 3.0 * band - phase)
+    return np.where(t < band, -t, rising)
+
+
+@pytest.mark.parametrize("solver", ["ode45", "dae", "ode4"])
+def test_hysteresis_under_a_solver_switches_at_its_thresholds_between_grid_points(solver):
+    """Under a solver the relay is a hybrid element: it switches where its input crosses
+    the threshold (a located event, off the grid here) and keeps its new output there,
+    as MSL's Hysteresis does, instead of waiting for the next grid point to latch."""
+    x = trace(relay_oscillator(solver))[:, 0]
+    t = np.arange(len(x)) * 0.1
+    np.testing.assert_allclose(x, triangle(t), rtol=0, atol=1e-9)
+
+
+def chattering_thermostat(solver):
+    """A heater (10 V on a 10 ohm HeatingResistor) switched by a relay with no band
+    (uHigh = uLow = 0) on the error set point - T of a 1 J/K capacitor losing 0.1 W/K:
+    once T reaches the set point the relay would switch at every instant (a sliding mode)."""
+    b = [blk("ground", "Ground"), blk("source", "ConstantVoltage", V=10), blk("switch", "IdealSwitch"),
+         blk("heater", "HeatingResistor", R=10), blk("mass", "HeatCapacitor", C=1, T0=293.15),
+         blk("loss", "ThermalConductor", G=0.1), blk("ambient", "FixedTemperature", T=293.15),
+         blk("sensor", "TemperatureSensor"), blk("setPoint", "constant", Value=296.15),
+         blk("error", "sum", Inputs="+-", inputs=2), blk("relay", "hysteresis", uHigh=0, uLow=0, yHigh=1, yLow=0),
+         record()]
+    c = [pin("source", "n", "ground", "p"), pin("source", "p", "switch", "p"), pin("switch", "n", "heater", "p"),
+         pin("heater", "n", "ground", "p"), pin("heater", "heatPort", "mass", "port"),
+         pin("mass", "port", "loss", "a"), pin("loss", "b", "ambient", "port"), pin("sensor", "port", "mass", "port"),
+         wire("setPoint", "error", 0, 0), wire("sensor", "error", 0, 1), wire("error", "relay"),
+         wire("relay", "switch"), wire("sensor", "w")]
+    return diagram(b, c, dt=0.01, duration=2.0, solver=solver)
+
+
+@pytest.mark.parametrize("solver", ["dae", "ode45", "discrete"])
+def test_a_relay_without_hysteresis_on_a_physical_state_ends_with_a_typed_error(solver):
+    """Chattering is bounded: the events that pile up at the set point (each moving time
+    on by a few location tolerances) end the run with event_chattering naming the block
+    whose relation keeps switching back (the relay; under 'discrete', where the relay
+    keeps nflow's latch at grid points only, the switch it drives), in a second or two of
+    CPU, never a hang."""
+    cpu = time.process_time()
+    with pytest.raises(nc.SimulationError) as err:
+        nc.simulate(chattering_thermostat(solver), limits=nc.Limits(max_seconds=120))
+    cpu = time.process_time() - cpu
+    assert err.value.code == "event_chattering"
+    chattering = "switch" if solver == "discrete" else "relay"
+    assert err.value.block == chattering and f"'{chattering}'" in err.value.message
+    assert 0.30 < float(err.value.message.split("t=")[1].split(",")[0]) < 0.31   # T reaches 296.15 K at 0.3046 s
+    assert cpu < 30.0
 
 
 # ----------------------------------------------------------------------------- rate

@@ -15,7 +15,7 @@ from hypothesis import given, settings, strategies as st
 
 import nflow_compat as nc
 from tests.csv_files import error, played, source_diagram
-from tests.util import blk, diagram, record, run, trace, wire
+from tests.util import blk, diagram, pin, record, run, trace, wire
 
 FAST = settings(max_examples=40, deadline=None)
 
@@ -170,6 +170,63 @@ def test_pulse_values_are_offset_or_offset_plus_amplitude(period, width, amp, of
     phase = np.mod(t, period) / period
     clear = (np.abs(phase - width / 100) > 1e-6) & (phase > 1e-6) & (np.abs(phase - 1) > 1e-6)
     assert np.array_equal(high[clear], (phase < width / 100)[clear])
+
+
+# ----------------------------------------------------------------------------- time events under a solver
+
+def switched_rc(source, solver, restart, dt=0.1, duration=1.0):
+    """``source`` (id 'src') closes an IdealSwitch between 1 V and R = 1, C = 1 while it is
+    above 0.5; the switch current and the source are recorded. ``restart``: a unitDelay
+    of the source too, so the run restarts at every grid point (an edge there ends an
+    interval)."""
+    b = [source, blk("V", "ConstantVoltage", V=1.0), blk("sw", "IdealSwitch"), blk("R", "Resistor", R=1.0),
+         blk("C", "Capacitor", C=1.0), blk("G", "Ground"), blk("A", "CurrentSensor"), record("wi", "i"),
+         record("wu", "u")]
+    c = [wire("src", "sw"), pin("V", "p", "sw", "p"), pin("sw", "n", "A", "p"), pin("A", "n", "R", "p"),
+         pin("R", "n", "C", "p"), pin("C", "n", "G", "p"), pin("V", "n", "G", "p"), wire("A", "wi"),
+         wire("src", "wu")]
+    if restart:
+        b.append(blk("d", "unitDelay"))
+        c.append(wire("src", "d"))
+    return diagram(b, c, dt=dt, duration=duration, solver=solver)
+
+
+def _pulse_edges(start, period, width, until):
+    """The pulse's edges in (0, until]: rising at start + k*period, falling where its high
+    phase ends (Width percent of the period, less the handler's hair of 1e-12 periods)."""
+    high = width * period / 100.0 - 1e-12 * period
+    edges = [e for k in range(int(until / period) + 2) for e in (start + k * period, start + k * period + high)]
+    return sorted(e for e in edges if 0.0 < e <= until)
+
+
+EDGES = {   # source -> its edges in (0, 1]: on grid points (0.2, 0.5, 0.6, 1.0 = the stop time), a
+            # hair before them (the pulse's falling edges), at t = 0 (none listed: the start sees it)
+    "step on a grid point": (blk("src", "step", Time=0.5), [0.5]),
+    "step at the stop time": (blk("src", "step", Time=1.0), [1.0]),
+    "step at t = 0": (blk("src", "step", Time=0.0), []),
+    "pulse": (blk("src", "pulse", Period=0.4, Width=50, StartTime=0.2), _pulse_edges(0.2, 0.4, 50, 1.0)),
+    "pulse from t = 0": (blk("src", "pulse", Period=2.0, Width=50, StartTime=0.0), _pulse_edges(0.0, 2.0, 50, 1.0)),
+    "square": (blk("src", "signalGenerator", Waveform="square", Frequency=2.5, Amplitude=1.0), [0.2, 0.4, 0.6, 0.8, 1.0]),
+}
+
+
+@pytest.mark.parametrize("name", list(EDGES))
+@pytest.mark.parametrize("solver", ["ode45", "dae", "ode4"])
+@pytest.mark.parametrize("restart", [False, True])
+def test_an_edge_on_a_grid_point_at_the_start_or_at_the_stop_time_is_committed_once(name, solver, restart):
+    """A source's edges are time events: the switch it drives changes mode once per edge,
+    at the edge's time (a grid point, the stop time, or between), and the grid point on an
+    edge reports the circuit after it; an edge at t = 0 is seen by the start itself (the
+    switch starts closed, no event)."""
+    source, edges = EDGES[name]
+    res = run(switched_rc(source, solver, restart))
+    modes = [e for e in res["events"] if e["kind"] == "mode"]
+    assert [e["block"] for e in modes] == ["sw"] * len(edges)
+    np.testing.assert_allclose([e["t"] for e in modes], edges, rtol=2e-16, atol=0)
+    closed = np.asarray(res["workspace"]["u"], dtype=float)[:, 0] > 0.5
+    i = np.asarray(res["workspace"]["i"], dtype=float)[:, 0]
+    # closed: (1 V - v_C) through 1 ohm, v_C <= 1 - e^-1 here; open: the 1e-5 S leak
+    assert np.all(i[closed] > 0.3) and np.all(np.abs(i[~closed]) < 2e-5)
 
 
 # ----------------------------------------------------------------------------- signalGenerator

@@ -12,7 +12,8 @@ from hypothesis import given, settings, strategies as st
 
 import nflow_compat as nc
 from nflow_compat.engine.hybrid import STABILITY_FUNCTION, HybridGroup, integrate_hybrid, make_grid
-from nflow_compat.errors import SimulationError
+from nflow_compat.errors import SimulationError, SolveFailed
+from tests.rectifiers import rectifier
 from tests.util import blk, diagram, wire
 
 
@@ -278,6 +279,63 @@ def test_event_on_a_grid_time_reports_the_post_event_value():
     assert res.x[:, 0].tolist() == [1.0] * 5 + [5.0] * 6
 
 
+class Counts:
+    """x' = 0; every time event adds 1 to x. The times are ``times``: answered strictly
+    after t (a provider without memory, like a Step), or, ``announced``, as an FMU does:
+    the first one not handled yet, even when the run has reached it."""
+
+    def __init__(self, times, announced=False):
+        self.times, self.announced = list(times), announced
+        self.handled = []
+
+    def derivative(self, t, x):
+        return np.array([0.0])
+
+    def event_functions(self, t, x):
+        return np.zeros(0)
+
+    def handle_events(self, t, x, fired):
+        self.handled.append(t)
+        return x + 1.0
+
+    def next_time_event(self, t):
+        pending = [te for te in self.times if te not in self.handled]
+        if self.announced:
+            return min(pending, default=math.inf)
+        return min((te for te in pending if te > t), default=math.inf)
+
+
+@pytest.mark.parametrize("method", ["ode45", "dae", "ode4"])
+@pytest.mark.parametrize("announced", [False, True])
+@pytest.mark.parametrize("per_interval", [False, True])
+def test_time_events_on_grid_points_and_at_the_stop_time_are_committed_once(method, announced, per_interval):
+    """Time events on grid points (0.5), between them (0.75) and on the stop time (1.0),
+    through one call over the grid or one call per grid interval (the solver-driven loop
+    restarting at every grid point): each handled once, at its time, and a grid point on
+    an event reports the value after it."""
+    grid = make_grid(0.1, 1.0)
+    s = Counts([0.5, 0.75, 1.0], announced)
+    if per_interval:
+        x = [0.0]
+        rows = [x[0]]
+        for k in range(1, len(grid)):
+            x = integrate_hybrid(s, x, grid[k - 1:k + 1], method=method).x[-1]
+            rows.append(x[0])
+    else:
+        rows = integrate_hybrid(s, [0.0], grid, method=method).x[:, 0].tolist()
+    assert s.handled == [0.5, 0.75, 1.0]
+    assert rows == [0.0] * 5 + [1.0] * 3 + [2.0] * 2 + [3.0]
+
+
+def test_an_announced_time_event_the_run_has_reached_is_committed_at_once():
+    """An FMU's announced time that nothing has handled yet (here the start itself) is due:
+    committed where the run stands, never dropped."""
+    s = Counts([0.0, 0.3], announced=True)
+    res = integrate_hybrid(s, [0.0], make_grid(0.1, 0.5), method="ode45")
+    assert s.handled == [0.0, 0.3]
+    assert res.x[:, 0].tolist() == [1.0, 1.0, 1.0, 2.0, 2.0, 2.0]
+
+
 def test_fixed_step_ode1_locates_the_event_inside_the_euler_step():
     h = 0.1
     s = DecaySwitch()
@@ -350,6 +408,62 @@ def test_chattering_is_a_clear_error():
     with pytest.raises(SimulationError) as err:
         integrate_hybrid(Chatter(), [0.0], [0.0, 1.0], method="ode45")
     assert err.value.code == "event_chattering"
+
+
+def test_events_in_a_row_that_move_time_on_by_a_few_tolerances_are_chattering():
+    """A relation switched back by every restart, time moving on by some 1e-11 s per
+    event (the way back is 100 times slower than the way in, as a heater switching off at
+    its set point): no 200 of them fall within 1e-10 s of the first, yet each is within
+    1e-10 s of the one before. That is chattering, reported as such, long before the event
+    limit; the system names the owner of the relation."""
+    class SlowBack:
+        up = True
+
+        def derivative(self, t, x):
+            return np.array([1.0 if self.up else -0.01])
+
+        def event_functions(self, t, x):
+            return np.array([x[0] - 0.5])
+
+        def handle_events(self, t, x, fired):
+            self.up = not self.up
+            return x
+
+        def relation_blocks(self, t, x, relations):
+            return ["heater" for _ in relations]
+
+    system = SlowBack()
+    with pytest.raises(SimulationError) as err:
+        integrate_hybrid(system, [0.0], [0.0, 1.0], method="ode45", max_events=5000)
+    assert err.value.code == "event_chattering" and err.value.block == "heater"
+    assert "'heater'" in err.value.message
+
+
+def test_an_event_location_that_makes_no_progress_is_a_typed_error(monkeypatch):
+    """The location moves on by the tolerance each time the root it is given lies on the
+    relation's old side (a relation that flips back within the tolerance, as noise does);
+    here the root finder always answers the bracket's start, so without a bound it would
+    crawl through the step 1e-13 s at a time. It gives up after a bounded number of tries
+    with event_location, naming the relation's owner."""
+    from nflow_compat.engine import hybrid
+
+    class Ramp:
+        def derivative(self, t, x):
+            return np.array([1.0])
+
+        def event_functions(self, t, x):
+            return np.array([x[0] - 0.5])
+
+        def handle_events(self, t, x, fired):
+            return x
+
+        def relation_blocks(self, t, x, relations):
+            return ["sensor" for _ in relations]
+
+    monkeypatch.setattr(hybrid, "brentq", lambda f, a, b, **kw: a)
+    with pytest.raises(SimulationError) as err:
+        integrate_hybrid(Ramp(), [0.0], [0.0, 1.0], method="ode45")
+    assert err.value.code == "event_location" and err.value.block == "sensor"
 
 
 def test_unknown_solver_and_bad_grid():
@@ -457,6 +571,19 @@ def test_the_regularized_clutch_on_a_large_fixed_step_warns(solver):
         assert wa + 3 * wb == pytest.approx(10.0, abs=1e-9)
 
 
+@pytest.mark.parametrize("solver", ["discrete", "ode4", "ode1"])
+@pytest.mark.parametrize("dt", [1e-4, 2e-4])
+def test_a_fixed_step_across_a_diode_turning_on_warns(solver, dt):
+    # a half-wave rectifier charging 22 uF from 0 V: at the first steps a stage (RK4's last,
+    # Euler's start) sees the diode at ~0.6 V forward, tens of amperes with a time constant
+    # of ~10 ns; one step carries the load past the source (64 V from a 10 V sine): no
+    # run of suspect steps, one overshoot, which must still be reported
+    d = dict(rectifier(False, 1e3, 22e-6, solver, 0.003), sampleTime=dt)
+    (warning,) = _stiff(nc.simulate(d))
+    assert all(f"'{name}'" in warning for name in ("C", "D", "R", "V"))
+    assert float(re.search(r"time constant \(~([0-9.e+-]+) s\)", warning).group(1)) < dt / 10
+
+
 def test_a_variable_step_solver_does_not_warn():
     res = nc.simulate(_clutch("ode45"))
     assert _stiff(res) == []
@@ -549,3 +676,59 @@ def test_a_law_steep_only_between_the_stages_is_found():
     # 0 < g < 0.1 the stages give -2, +2, -2, +2 and g stays: a spurious fixed point
     assert res.x[-1][0] - res.x[-1][1] == pytest.approx(1.0 / 30.0, abs=1e-9)
     assert res.stats["stiffness"].step * res.stats["stiffness"].mode == pytest.approx(-200.0, rel=1e-3)
+
+
+# ---- a solve that fails at a trial point rejects the step
+
+class _NearSine:
+    """x' = cos t (x = sin t) whose derivative has no solution farther than ``reach`` from
+    sin t, like a network whose Newton fails at a trial point far from the last one: a
+    stage of a large step is out of reach, the same step made small is not."""
+
+    def __init__(self, reach=1e-3, until=math.inf):
+        self.reach, self.until = reach, until
+        self.failures = 0
+
+    def derivative(self, t, x):
+        if abs(x[0] - math.sin(t)) > self.reach or t > self.until:
+            self.failures += 1
+            raise SolveFailed("island_unsolvable", f"no solution at t = {t:.9g}", block="m")
+        return np.array([math.cos(t)])
+
+    def event_functions(self, t, x):
+        return np.zeros(0)
+
+    def handle_events(self, t, x, fired):
+        return x
+
+
+@pytest.mark.parametrize("method, reach, rtol", [("ode45", 1e-3, 1e-6), ("dae", 1e-5, 1e-6), ("Radau", 1e-3, 1e-4)])
+def test_a_failed_solve_at_a_trial_point_retries_the_step_smaller(method, reach, rtol):
+    # (the implicit methods' trial points are close to their solution: a narrower reach)
+    system = _NearSine(reach)
+    grid = make_grid(0.1, 3.0)
+    res = integrate_hybrid(system, [0.0], grid, method=method, rtol=rtol, atol=rtol * 1e-2, max_step=0.5)
+    assert system.failures > 0 and res.stats["rejected"] == system.failures
+    np.testing.assert_allclose(res.x[:, 0], np.sin(grid), atol=2e-5)
+
+
+def test_a_fixed_step_method_takes_the_interval_in_substeps_and_says_so():
+    # RK4's stages at h = 0.1 stray ~1.2e-3 from sin t: out of reach; at 0.025 they do not
+    system, substeps = _NearSine(), []
+    grid = make_grid(0.1, 1.0)
+    res = integrate_hybrid(system, [0.0], grid, method="ode4", substeps=substeps)
+    assert [round(t, 12) for t in res.t] == [round(t, 12) for t in grid]
+    assert substeps and all(isinstance(err, SolveFailed) for _, _, err in substeps)
+    assert min(h for _, h, _ in substeps) >= 0.1 / 8
+    np.testing.assert_allclose(res.x[:, 0], np.sin(grid), atol=1e-7)
+
+
+@pytest.mark.parametrize("method", ["ode45", "dae", "ode4"])
+def test_a_solve_failing_at_every_step_size_is_the_error(method):
+    # no solution beyond t = 0.3: the step is rejected down to the minimum, then the error
+    # is the solve's own, typed and naming its block, at its time
+    with pytest.raises(SimulationError) as err:
+        integrate_hybrid(_NearSine(reach=math.inf, until=0.3), [0.0], make_grid(0.1, 1.0), method=method)
+    assert err.value.code == "island_unsolvable" and err.value.block == "m"
+    assert "rejected down to" in err.value.message
+    assert 0.3 <= float(err.value.message.split("at t = ")[1].split(" ")[0].rstrip(";")) < 0.3 + 1e-6

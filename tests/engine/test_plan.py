@@ -2,6 +2,7 @@
 in test_signal_types.py, a run's typed errors in test_run.py."""
 from __future__ import annotations
 
+import copy
 import random
 
 import numpy as np
@@ -9,8 +10,10 @@ import pytest
 
 import nflow_compat as nc
 from nflow_compat import DiagramError
+from nflow_compat.engine import Plan
 from tests.complex_signals import z_source
-from tests.util import blk, diagram, record, trace, wire
+from tests.subsystem_bodies import minimal_port_in, minimal_port_out, minimal_sub
+from tests.util import blk, diagram, pin, record, trace, wire
 
 
 def chain():
@@ -135,3 +138,99 @@ def test_the_fuzz_checker_accepts_complex_recordings(save_format):
     lanes["imag"] = lanes["imag"][:-1]            # lanes of different lengths are caught
     with pytest.raises(AssertionError, match="real/imag lanes differ"):
         fuzz.check_time_grid(raw, result)
+
+
+# ----------------------------------------------------------------------------- runs with other values
+
+def _same_run(a: dict, b: dict) -> bool:
+    return (np.array_equal(a["time"], b["time"]) and a["events"] == b["events"]
+            and all(np.array_equal(a["workspace"][k], b["workspace"][k]) for k in b["workspace"]))
+
+
+def _written(d: dict, **blocks) -> dict:
+    """``d`` with params set: block id -> {param: value}."""
+    d = copy.deepcopy(d)
+    for b in d["blocks"]:
+        b["params"].update(blocks.get(b["id"], {}))
+    return d
+
+
+def test_a_plan_runs_with_new_values_rebuilding_only_the_block_they_change():
+    plan = nc.compile_plan(chain())
+    before = plan.run()
+    variant = plan.with_params({"g.Gain": 0.5})
+    assert variant.rebuilt == {1}
+    assert all(variant.phases[i] is plan.phases[i] for i in (0, 2, 3))      # the other closures are shared
+    assert variant.S is plan.S and variant.members is plan.members
+    assert _same_run(plan.run(params={"g.Gain": 0.5}), nc.compile_plan(_written(chain(), g={"Gain": 0.5})).run())
+    assert _same_run(plan.run(), before)                                    # the plan keeps its own values
+    assert _same_run(variant.run(), variant.run())
+
+
+def stick_slip() -> dict:
+    blocks = [blk("f", "sine", Amplitude=25, Frequency=0.25), blk("force", "Force"),
+              blk("m", "MassWithStopAndFriction", F_Coulomb=5, F_Stribeck=10, smax=25, smin=-25, L=1),
+              blk("v", "SpeedSensor"), record("w", "v")]
+    conns = [wire("f", "force"), pin("force", "flange", "m", "flange_a"), pin("v", "flange", "m", "flange_a"),
+             wire("v", "w")]
+    return diagram(blocks, conns, dt=0.01, duration=2.0, solver="ode45")
+
+
+def test_new_values_of_a_physical_block_lower_the_islands_again():
+    plan = nc.compile_plan(stick_slip())
+    before = plan.run()
+    acausal = plan.with_params({"m.F_Coulomb": 2})
+    assert acausal.rebuilt == {1, 2, 3} and acausal.members is not plan.members
+    assert acausal.phases[0] is plan.phases[0] and acausal.phases[4] is plan.phases[4]
+    causal = plan.with_params({"f.Amplitude": 20})
+    assert causal.rebuilt == {0} and causal.members is plan.members
+    for variant, written in ((acausal, {"m": {"F_Coulomb": 2}}), (causal, {"f": {"Amplitude": 20}})):
+        assert _same_run(variant.run(), nc.compile_plan(_written(stick_slip(), **written)).run())
+    assert _same_run(plan.run(), before)
+
+
+def test_new_variables_rebuild_the_blocks_that_depend_on_them():
+    d = diagram([blk("s", "sine", Amplitude="2*k"), blk("e", "expression", Expression="u1*k"),
+                 blk("g", "gain", Gain=3), record()],
+                [wire("s", "e"), wire("e", "g"), wire("g", "w")], dt=0.05, variables={"k": 1.0})
+    plan = nc.compile_plan(d)
+    variant = plan.with_params({"variables.k": 2.0})
+    assert variant.rebuilt == {0, 1}          # the sine's Amplitude is over k; the expression reads k itself
+    written = copy.deepcopy(d)
+    written["variables"]["k"] = 2.0
+    assert _same_run(variant.run(), nc.compile_plan(written).run())
+
+
+def test_a_value_that_changes_a_width_or_the_grid_compiles_afresh():
+    d = diagram([blk("c", "constant", Value=1.0), blk("g", "gain", Gain=2), record()],
+                [wire("c", "g"), wire("g", "w")])
+    plan = nc.compile_plan(d)
+    wide = plan.with_params({"c.Value": [1.0, 2.0, 3.0]})
+    assert wide.rebuilt is None and wide.S is not plan.S
+    assert wide.run()["workspace"]["y"][-1].tolist() == [2.0, 4.0, 6.0]
+    longer = plan.with_params({"/duration": 2.0})
+    assert longer.rebuilt is None and len(longer.run()["time"]) == 21
+    assert plan.run()["workspace"]["y"][-1].tolist() == [2.0] and len(plan.run()["time"]) == 11
+
+
+def test_a_plan_with_subsystem_groups_is_compiled_afresh_and_the_base_still_runs():
+    body = [minimal_port_in(), blk("one", "constant", Value=1), blk("i", "integrator"), minimal_port_out()]
+    d = diagram([blk("st", "step", Time=0.5), minimal_sub("e", body, [wire("one", "i"), wire("i", "out1")],
+                                                          controlPort={"kind": "enable"}), record()],
+                [wire("st", "e", 0, 1), wire("e", "w")], duration=1.0, solver="ode45")
+    plan = nc.compile_plan(d)
+    before = plan.run()
+    variant = plan.with_params({"st.Time": 0.2})
+    assert variant.rebuilt is None and variant.diagram.structure is not plan.diagram.structure
+    t = variant.run()["time"]
+    assert np.allclose(variant.run()["workspace"]["y"].ravel(), np.clip(t - 0.2, 0, None), atol=1e-6)
+    assert _same_run(plan.run(), before)
+
+
+def test_a_plan_built_from_a_parsed_diagram_takes_top_level_block_values_only():
+    d = diagram([blk("c", "constant", Value="k"), record()], [wire("c", "w")], variables={"k": 1.0})
+    plan = Plan(nc.validate(d))
+    assert plan.run(params={"c.Value": 4})["workspace"]["y"][-1].tolist() == [4.0]
+    with pytest.raises(DiagramError) as info:
+        plan.run(params={"variables.k": 2})
+    assert info.value.code == "needs_source"

@@ -17,6 +17,7 @@ from nflow_compat.engine.solver_driven import SCANS_PER_SCALE, inputs_scan_spaci
 from nflow_compat.engine.system import PlanSystem
 from nflow_compat.engine.hybrid import integrate_hybrid
 from nflow_compat.manifests import block_types
+from tests.rectifiers import rectifier
 from tests.util import blk, diagram, pin, record, trace, wire
 
 
@@ -565,3 +566,14 @@ def test_block_reference_does_not_call_running_blocks_unsupported(solver):
             assert err.code == "unsupported_solver", (name, err)
             continue
         assert "not supported" not in bt.help, name
+
+
+def test_a_fixed_step_a_solve_cannot_take_is_taken_in_substeps_with_a_warning():
+    # RK4 at 0.5 ms on a half-wave rectifier charging from 0 V: a stage of its first step
+    # asks for the diode far forward, where its current overflows (no solution): that grid
+    # interval is integrated in substeps, and the result says so, naming the island
+    res = nc.simulate(dict(rectifier(False, 1e3, 22e-6, "ode4", 0.003), sampleTime=5e-4))
+    (warning,) = [w for w in res["warnings"] if "substeps" in w]
+    assert "classical RK4 (solver 'ode4') could not take its step at t = 0 s" in warning
+    assert "island {C, D, G, R, ...}" in warning and "down to 0.00025 s" in warning
+    assert len(res["time"]) == 7

@@ -30,6 +30,7 @@ class Var:
     integer: bool = False
     variability: str = "continuous"
     depends: tuple = ()          # an output's dependencies (names of inputs / states)
+    unit: str | None = None      # a real's unit (declared in UnitDefinitions)
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,7 @@ class Model:
     indicator: str | None = None  # the real variable holding the event indicator (FMI 3.0 needs one)
     interfaces: tuple = ("ModelExchange", "CoSimulation")
     completed_step: bool = False  # declares that it needs completedIntegratorStep
+    experiment: tuple | None = None  # DefaultExperiment (startTime, stopTime, tolerance, stepSize)
 
 
 def parameter(name, start, integer=False):
@@ -52,14 +54,18 @@ MODELS = {m.identifier: m for m in (
           states=(Var("x0", "output", 2.0, depends=("x0",)), Var("x1", "output", 0.0, depends=("x1",))),
           others=(parameter("mu", 1.0), Var("crossings", "output", 0, True, "discrete")), completed_step=True),
     Model("BouncingBall", "bouncingball.c",
-          states=(Var("h", "output", 1.0, depends=("h",)), Var("v", "output", 0.0, depends=("v",))),
+          states=(Var("h", "output", 1.0, depends=("h",), unit="m"), Var("v", "output", 0.0, depends=("v",),
+                                                                             unit="m/s")),
           others=(parameter("g", 9.81), parameter("e", 0.7), Var("z"),
                   Var("bounces", "output", 0, True, "discrete")),
-          indicator="z", interfaces=("ModelExchange",)),
+          indicator="z", interfaces=("ModelExchange",), experiment=(0.0, 3.0, 1e-6, 0.01)),
     Model("Stairs", "stairs.c",
           states=(Var("x", "output", 0.0, depends=("x",)),),
           others=(parameter("period", 0.25), Var("n", "output", 0, True, "discrete")),
           interfaces=("ModelExchange",)),
+    Model("Counter", "counter.c", states=(Var("x", "output", 0.0, depends=("x",)),),
+          others=(parameter("period", 1.0), Var("n", "output", 1, True, "discrete")),
+          interfaces=("ModelExchange",), completed_step=True),
     Model("Lag", "lag.c",
           states=(Var("x", "local", 0.0),),
           others=(Var("u", "input", 0.0), Var("y", "output", depends=("x",)), Var("ku", "output", depends=("u",)),
@@ -124,12 +130,20 @@ def model_description(model: Model, version: int) -> str:
             typed = f' derivative="{vr - nx + (1 if version == 2 else 0)}"'
         if start is not None:
             typed += f' start="{start!r}"'
+        if v.unit and not v.integer:
+            typed += f" unit={quoteattr(v.unit)}"
         if version == 2:
             kind = "Integer" if v.integer else "Real"
             lines.append(f"    <ScalarVariable {attrs}><{kind}{typed}/></ScalarVariable>")
         else:
             kind = "Int32" if v.integer else "Float64"
             lines.append(f"    <{kind} {attrs}{typed}/>")
+    units = sorted({v.unit for _, v, _ in rows if v.unit})
+    declared = ((["  <UnitDefinitions>"] + [f"    <Unit name={quoteattr(u)}/>" for u in units] + ["  </UnitDefinitions>"])
+                if units else [])
+    if model.experiment is not None:
+        declared.append('  <DefaultExperiment startTime="{!r}" stopTime="{!r}" tolerance="{!r}" stepSize="{!r}"/>'
+                        .format(*model.experiment))
     outputs = [(vr, v) for vr, v, _ in rows if v.causality == "output"]
     derivatives = [vr for vr, _, role in rows if role == "derivative"]
     calculated = [vr for vr, v, role in rows if _start_and_initial(v, role)[0] == "calculated"
@@ -137,10 +151,12 @@ def model_description(model: Model, version: int) -> str:
     if version == 2:
         def deps(v):
             return " ".join(str(index[name] + 1) for name in v.depends)
-        structure = (["  <Outputs>"] + [f'    <Unknown index="{vr + 1}" dependencies="{deps(v)}"/>' for vr, v in outputs]
-                     + ["  </Outputs>", "  <Derivatives>"] + [f'    <Unknown index="{vr + 1}"/>' for vr in derivatives]
-                     + ["  </Derivatives>", "  <InitialUnknowns>"]
-                     + [f'    <Unknown index="{vr + 1}"/>' for vr in calculated] + ["  </InitialUnknowns>"])
+        def section(tag, unknowns):   # FMI 2.0 allows no empty section
+            return [f"  <{tag}>"] + unknowns + [f"  </{tag}>"] if unknowns else []
+        structure = (section("Outputs", [f'    <Unknown index="{vr + 1}" dependencies="{deps(v)}"/>'
+                                         for vr, v in outputs])
+                     + section("Derivatives", [f'    <Unknown index="{vr + 1}"/>' for vr in derivatives])
+                     + section("InitialUnknowns", [f'    <Unknown index="{vr + 1}"/>' for vr in calculated]))
         not_needed = "false" if model.completed_step else "true"
         interfaces = [f'  <ModelExchange modelIdentifier="{model.identifier}" '
                       f'completedIntegratorStepNotNeeded="{not_needed}"/>' if kind == "ModelExchange" else
@@ -148,7 +164,7 @@ def model_description(model: Model, version: int) -> str:
                       for kind in model.interfaces]
         head = (f'<fmiModelDescription fmiVersion="2.0" modelName="{model.identifier}" guid="{guid(model, 2)}" '
                 f'numberOfEventIndicators="{1 if model.indicator else 0}" generationTool="nflow-compat tests">')
-        body = interfaces + ["  <ModelVariables>"] + lines + ["  </ModelVariables>", "  <ModelStructure>"] \
+        body = interfaces + declared + ["  <ModelVariables>"] + lines + ["  </ModelVariables>", "  <ModelStructure>"] \
             + ["  " + s for s in structure] + ["  </ModelStructure>"]
     else:
         def deps(v):
@@ -165,7 +181,7 @@ def model_description(model: Model, version: int) -> str:
         # FMI 3.0 requires the independent variable; it has a reference no model function reads
         lines.insert(0, f'    <Float64 name="time" valueReference="{len(rows)}" causality="independent" '
                         'variability="continuous"/>')
-        body = interfaces + ["  <ModelVariables>"] + lines + ["  </ModelVariables>", "  <ModelStructure>"] \
+        body = interfaces + declared + ["  <ModelVariables>"] + lines + ["  </ModelVariables>", "  <ModelStructure>"] \
             + structure + ["  </ModelStructure>"]
     return "\n".join(['<?xml version="1.0" encoding="UTF-8"?>', head] + body + ["</fmiModelDescription>", ""])
 

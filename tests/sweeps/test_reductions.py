@@ -86,3 +86,36 @@ def test_recordings_that_cannot_be_reduced_say_why():
     with pytest.raises(nc.SimulationError) as info:
         reductions.recording(complex_, "v")
     assert info.value.code == "output_complex"
+
+
+# ----------------------------------------------------------------------------- event reductions
+
+EVENTS = {"events": [{"t": 0.25, "block": "m", "kind": "mode", "from": "stuck", "to": "forward"},
+                     {"t": 0.5, "block": "m", "kind": "mode", "from": "forward", "to": "stuck"},
+                     {"t": 0.75, "block": "m", "kind": "mode", "from": "stuck", "to": "forward"},
+                     {"t": 0.8, "block": "c", "kind": "mode", "from": "free", "to": "forward"},
+                     {"t": 0.9, "block": "m", "kind": "stop", "from": "forward", "to": "stop"}]}
+
+
+@pytest.mark.parametrize("text, value", [
+    ("count", 5), ("mode", 4), ("stop", 1), ("contact", 0),
+    ("event_time(m, forward)", 0.25), ("event_time(m, forward, 2)", 0.75), ("event_time(m, forward, -1)", 0.75),
+    ("event_time(m, forward, -2)", 0.25), ("event_time(m, forward, 3)", math.nan),
+    ("event_time(m, forward, -3)", math.nan), ("event_time( m ,stuck )", 0.5), ("event_time(x, forward)", math.nan),
+    ("event_count(m, forward)", 2), ("event_count(c, forward)", 1), ("event_count(m, free)", 0),
+])
+def test_event_reductions(text, value):
+    got = reductions.event_values(EVENTS, (reductions.parse_event(text),))[text]
+    assert got == value or (math.isnan(value) and math.isnan(got))
+    assert reductions.parse_event(text).counts == (not text.startswith("event_time"))
+
+
+def test_event_times_are_the_located_times_of_a_real_run():
+    """The stick-slip mass's breakaway: event_time(stop1, forward) is the mode change's
+    located time (not a grid time) and equals the result's event."""
+    from tests.sweeps.sweep_specs import MASS
+    result = nc.simulate(MASS)
+    first = next(e for e in result["events"] if e["block"] == "stop1" and e["to"] == "forward")
+    r = reductions.parse_event("event_time(stop1, forward)")
+    assert reductions.event_values(result, (r,))[r.text] == first["t"]
+    assert round(first["t"] / MASS["sampleTime"], 3) % 1 != 0     # between grid points

@@ -53,3 +53,53 @@ def test_store_writes_batches_resumes_and_refuses_another_sweep(tmp_path):
     with pytest.raises(nc.DiagramError) as info:
         store.Store(loaded, tmp_path / "fresh.parquet")
     assert info.value.code == "output_exists" and "fresh.traces" in info.value.message
+
+
+def test_a_finished_sweep_is_one_file_and_an_interrupted_compaction_keeps_each_run_once(tmp_path):
+    loaded = spec.load({"diagram": gains(), "parameters": {"g.Gain": [1, 2, 3, 4]},
+                        "outputs": {"y": ["max", "trace"]}})
+    out = tmp_path / "r.parquet"
+    kept = store.Store(loaded, out)
+    for runs in ([0], [1, 2], [3]):
+        kept.add(_finished(runs))
+    # a compaction cut short: its data file written, the batch files still there
+    kept.finish()
+    for name in ("part-0000000-0000000.parquet", "part-0000003-0000003.parquet"):
+        kept.add(_finished([int(name.split("-")[1])]))
+    again = store.Store(loaded, out)
+    assert again.done == {0, 1, 2, 3}
+    assert again.frame()["run"].tolist() == [0, 1, 2, 3]           # each run once
+    again.finish()
+    assert [p.name for p in out.glob("*.parquet")] == ["data-0000001.parquet"]
+    assert [p.name for p in store.traces_path(out).glob("*.parquet")] == ["data-0000001.parquet"]
+    assert pd.read_parquet(out)["run"].tolist() == [0, 1, 2, 3]
+    assert len(pd.read_parquet(store.traces_path(out))) == 4 * 3
+    assert store.Store(loaded, out).done == {0, 1, 2, 3}
+
+
+def test_compaction_splits_past_the_file_size(tmp_path, monkeypatch):
+    loaded = spec.load({"diagram": gains(), "parameters": {"g.Gain": list(range(8))}, "outputs": {"y": ["max"]}})
+    out = tmp_path / "r.parquet"
+    kept = store.Store(loaded, out)
+    for run in range(8):
+        kept.add(_finished([run], traces=False))
+    table = pd.read_parquet(out)
+    monkeypatch.setattr(store, "FILE_BYTES", 1 + table.memory_usage(deep=False).sum() // 4)
+    kept.finish()
+    files = sorted(p.name for p in out.glob("*.parquet"))
+    assert len(files) > 1 and all(name.startswith("data-") for name in files)
+    assert pd.read_parquet(out)["run"].tolist() == list(range(8))
+
+
+def test_counts_are_nullable_integers():
+    loaded = spec.load({"diagram": gains(), "parameters": {"g.Gain": [1, 2]},
+                        "outputs": {"y": ["max", "crossings(0)"]}, "events": ["count"]})
+    kept = store.Store(loaded)
+    kept.add([(0, {"status": "ok", "error_code": None, "error": None, "y.max": 1.0, "y.crossings(0)": 3,
+                   "events.count": 2}, []),
+              (1, {"status": "error", "error_code": "x", "error": "failed"}, [])])
+    frame = kept.frame()
+    for column in ("y.crossings(0)", "events.count", "run", "g.Gain"):
+        assert frame[column].dtype == pd.Int64Dtype(), column
+    assert frame["events.count"].tolist()[0] == 2 and frame["events.count"].isna().tolist() == [False, True]
+    assert frame["y.max"].dtype == np.float64

@@ -7,6 +7,7 @@ import pytest
 
 import nflow_compat as nc
 from nflow_compat.diagram import Limits, with_params
+from nflow_compat.params import set_pointer
 from nflow_compat.sweeps import spec, worker
 from tests.sweeps.sweep_specs import gains, mass_spec
 from tests.util import blk, diagram, wire
@@ -39,7 +40,7 @@ def test_a_batch_gives_what_simulate_gives(parameters):
     for (run, row, traces), values in zip(done, loaded.runs):
         d = gains()
         for p, value in zip(loaded.parameters, values):
-            spec.set_pointer(d, p.pointer, value)
+            set_pointer(d, p.pointer, value)
         times, y = _simulated(d, "y")
         assert row["status"] == "ok"
         [(variable, got_times, got)] = traces

@@ -80,7 +80,7 @@ def test_unwritable_output_fails_before_the_run(tmp_path, capsys, monkeypatch, w
 
     def must_not_run(*args, **kwargs):
         raise AssertionError("simulated before checking the output")
-    monkeypatch.setattr(api, "simulate_to", must_not_run)
+    monkeypatch.setattr(api, "run", must_not_run)
     src = tmp_path / "d.json"
     src.write_bytes(orjson.dumps(DIAGRAM))
     assert main(["run", str(src), "-o", str(tmp_path / where)]) == 1
@@ -88,6 +88,49 @@ def test_unwritable_output_fails_before_the_run(tmp_path, capsys, monkeypatch, w
     err = orjson.loads(out.out)["error"]
     assert err["kind"] == "output" and err["code"] == "unwritable_output" and str(tmp_path) in err["message"]
     assert "unwritable_output" in out.err and not (tmp_path / "missing_dir").exists()
+
+
+def test_dash_is_stdout_and_a_format_it_cannot_write_is_refused_before_the_run(tmp_path, capsys, monkeypatch):
+    import nflow_compat.api as api
+    src = tmp_path / "d.json"
+    src.write_bytes(orjson.dumps(DIAGRAM))
+    monkeypatch.chdir(tmp_path)
+    assert main(["run", str(src), "-o", "-"]) == 0
+    assert orjson.loads(capsys.readouterr().out)["workspace"]["y"] == [[6.0]] * 3 and not (tmp_path / "-").exists()
+    assert main(["run", str(src), "-o", "-", "--format", "csv"]) == 0
+    assert capsys.readouterr().out.splitlines() == ["time,y", "0.0,6.0", "0.1,6.0", "0.2,6.0"]
+
+    def must_not_run(*args, **kwargs):
+        raise AssertionError("simulated before checking the output format")
+    monkeypatch.setattr(api, "run", must_not_run)
+    for name in ("r.xlsx", "r.txt"):
+        assert main(["run", str(src), "-o", str(tmp_path / name)]) == 1
+        out = capsys.readouterr()
+        assert orjson.loads(out.out)["error"]["code"] == "unsupported_output_format" and "Traceback" not in out.err
+        assert not (tmp_path / name).exists()
+
+
+def test_run_writes_the_format_the_extension_names(tmp_path):
+    import scipy.io
+    src = tmp_path / "d.json"
+    src.write_bytes(orjson.dumps(DIAGRAM))
+    for name in ("r.json", "r.mat", "r.csv", "r.parquet"):
+        assert main(["run", str(src), "-o", str(tmp_path / name)]) == 0
+    assert orjson.loads((tmp_path / "r.json").read_bytes())["workspace"]["y"] == [[6.0]] * 3
+    mat = scipy.io.loadmat(tmp_path / "r.mat")
+    assert mat["y"].tolist() == [[6.0]] * 3 and mat["tout"].ravel().tolist() == [0.0, 0.1, 0.2]
+    assert (tmp_path / "r.csv").read_text().splitlines()[0] == "time,y"
+    import pandas as pd
+    assert pd.read_parquet(tmp_path / "r.parquet")["y"].tolist() == [6.0] * 3
+
+
+def test_a_fixture_file_runs_as_its_diagram(tmp_path, capsys):
+    fixture = Path(__file__).resolve().parents[2] / "fixtures" / "msl" / "oscillator.json"
+    assert main(["run", str(fixture)]) == 0
+    result = orjson.loads(capsys.readouterr().out)
+    assert result["status"] == "ok" and len(result["workspace"]["mass1.s"]) == 401
+    assert main(["validate", str(fixture)]) == 0
+    assert orjson.loads(capsys.readouterr().out)["samples"] == 401
 
 
 def test_validate(tmp_path, capsys):
@@ -121,7 +164,7 @@ def test_internal_errors_are_still_typed(monkeypatch, capsys):
 
     def boom(*a, **k):
         raise RuntimeError("kaboom")
-    monkeypatch.setattr(api, "simulate_to", boom)
+    monkeypatch.setattr(api, "run", boom)
     monkeypatch.setattr("sys.stdin", type("S", (), {"buffer": type("B", (), {"read": lambda self: b"{}"})()})())
     assert main([]) == 1
     assert orjson.loads(capsys.readouterr().out)["error"]["code"] == "internal_error"
@@ -197,3 +240,33 @@ def test_cli_escape_is_exit_2(tmp_path):
     out = _cli(["run", "sub/d.json"], cwd=tmp_path)
     assert out.returncode == 2 and orjson.loads(out.stdout)["error"]["code"] == "path_outside_base"
     assert not (tmp_path / "sub" / "out.csv").exists()
+
+
+# ----------------------------------------------------------------------------- Unix conventions
+
+def test_version(capsys):
+    with pytest.raises(SystemExit) as done:
+        main(["--version"])
+    assert done.value.code == 0 and capsys.readouterr().out.strip() == f"nflow-sim {nc.__version__}"
+
+
+def test_a_misspelled_limit_gets_a_suggestion(capsys):
+    with pytest.raises(SystemExit) as done:
+        main(["run", "d.json", "--limit", "max_step=10"])
+    err = capsys.readouterr().err
+    assert done.value.code == 2 and "did you mean 'max_steps'?" in err and "Traceback" not in err
+
+
+def test_a_closed_pipe_ends_quietly_as_cat_does(tmp_path):
+    """``nflow-sim run big.json | head``: the reader closes the pipe long before the result
+    (~2 MB of JSON) is written; the writer gets EPIPE (SIGPIPE is ignored in Python) and ends
+    with nothing on stderr and the status a shell shows for SIGPIPE."""
+    src = tmp_path / "big.json"
+    src.write_bytes(orjson.dumps(diagram([blk("s", "sine"), record()], [wire("s", "w")], dt=1e-4, duration=10.0)))
+    proc = subprocess.Popen([sys.executable, "-m", "nflow_compat", "run", str(src)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    assert proc.stdout.read(100).startswith(b'{"status":"ok"')
+    proc.stdout.close()                    # as head does once it has its lines
+    err = proc.stderr.read()
+    assert proc.wait(timeout=60) == 141
+    assert err == b""

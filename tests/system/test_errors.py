@@ -181,6 +181,21 @@ def test_unknown_solver():
     raises(d, DiagramError, "unknown_solver")
 
 
+@pytest.mark.parametrize("simulink, ours", [("ode15s", "dae"), ("ode23t", "dae"), ("ode23tb", "dae"),
+                                            ("ode23", "ode45"), ("ode5", "ode4"), ("ode3", "ode4"), ("ODE15S", "dae")])
+def test_a_simulink_solver_name_suggests_ours(simulink, ours):
+    d = good()
+    d["solver"] = simulink
+    err = raises(d, DiagramError, "unknown_solver")
+    assert f"did you mean {ours!r}? (for Simulink's {simulink}" in err.message
+
+
+def test_a_misspelled_solver_suggests_the_closest():
+    d = good()
+    d["solver"] = "Ode45"
+    assert "did you mean 'ode45'?" in raises(d, DiagramError, "unknown_solver").message
+
+
 def test_step_limit():
     d = good()
     d["sampleTime"], d["duration"] = 1e-9, 1.0

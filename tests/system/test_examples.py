@@ -17,6 +17,9 @@ from __future__ import annotations
 
 import json
 import math
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -92,6 +95,36 @@ def test_example_folder_is_documented_and_pretty_printed(name):
     readme = (folder / "README.md").read_text()
     assert f"nflow-sim run examples/{name}/diagram.json -o result.json" in readme
     assert load(name)["solver"] == "dae"
+
+
+def _script(name, *args, cwd=None):
+    done = subprocess.run([sys.executable, str(EXAMPLES / name), *map(str, args)], capture_output=True, text=True,
+                          timeout=120, cwd=cwd)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_the_example_scripts_read_a_result_file_or_run_the_diagram(tmp_path):
+    """The scripts take the Result (``nc.Result.from_json`` of what ``nflow-sim run`` wrote, or
+    ``nc.run`` of the example's diagram) and its DataFrame: the same output either way."""
+    for name in ("quickstart", "dc_motor"):
+        out = tmp_path / f"{name}.json"
+        assert main(["run", str(EXAMPLES / name / "diagram.json"), "-o", str(out), "-q"]) == 0
+        from_file, ran = _script(f"{name}/summary.py", out), _script(f"{name}/summary.py")
+        assert _without_timing(from_file) == _without_timing(ran)
+    lines = _script("quickstart/summary.py").splitlines()
+    assert lines[1] == "workspace 'y': 401 x 3"
+    assert [line.split()[0] for line in lines[2:]] == ["drive", "play", "limit"]    # named after their blocks
+    assert "min -1.5000  max +1.5000" in lines[4]
+    motor = _script("dc_motor/summary.py")
+    assert "peak current 11.742 A at t = 0.155 s" in motor and "units: i [A], w [rad/s]" in motor
+    assert "speed 79.056 rad/s, current 4.095 A" in motor
+    _script("four_bar/plot.py", tmp_path / "four_bar.png")
+    assert (tmp_path / "four_bar.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def _without_timing(text: str) -> str:
+    return re.sub(r", [0-9.]+ ms", "", text)
 
 
 def test_quickstart_signals():

@@ -3,6 +3,8 @@ electrical, thermal and translational examples of the multi-domain libraries) ru
 the public API under 'dae' and 'ode45' and stay inside MSL's regression tube
 (±0.002·StopTime in time, ±0.002·range in value), with every mode change at the
 reference's event time within the time band."""
+import time
+
 import numpy as np
 import pytest
 
@@ -45,7 +47,9 @@ def test_mode_changes_happen_at_the_reference_event_times(run):
     if want:
         worst = max(abs(g[0] - w[0]) for g, w in zip(got, want))
         assert worst <= band
-        assert worst < 5e-5      # measured ~1e-5 at most (clutches), 4e-13 (diodes); the band allows far more
+        # measured ~1e-5 at most (clutches), 4e-13 (diodes); the band allows far more. A
+        # reference whose own event times drift states how far (its fixture's note says why)
+        assert worst < fixture.get("event_time_tolerance", 5e-5)
 
 
 def test_stops_are_reported_and_never_exceeded(run):
@@ -71,3 +75,51 @@ def test_fixed_step_solvers_locate_events_inside_the_step():
         assert max(abs(g[0] - w[0]) for g, w in zip(got, want)) < tol, solver
         off_grid = [g[0] for g in got if abs(g[0] / 0.0005 - round(g[0] / 0.0005)) > 1e-6]
         assert len(off_grid) >= 6, solver
+
+
+def _thermostat_switchings(stop: float) -> list:
+    """The switching times of ControlledTemperature's equations solved accurately (scipy's
+    solve_ivp at 1e-12, each switch a terminal event): C dT/dt = v i - G (T - T_amb) with
+    i = 10 V / (R(T) + Ron) closed, 10 V / (R(T) + 1/Goff) open, R(T) = 10 (1 + (T - T_ref)/255);
+    off once T >= set point + 1, on once T <= set point - 1, the set point 298.15 K ramping
+    by 25 K over [2, 8] s."""
+    from scipy.integrate import solve_ivp
+
+    def set_point(t):
+        return 298.15 + 25.0 / 6.0 * max(0.0, min(t, 8.0) - 2.0)
+
+    def rhs(t, T, on):
+        R = 10.0 * (1.0 + (T[0] - 293.15) / 255.0)
+        i = 10.0 / (R + (1e-5 if on else 1e5))
+        return [i * i * R - 0.1 * (T[0] - 293.15)]
+
+    def crossing(t, T, on):
+        return T[0] - set_point(t) - (1.0 if on else -1.0)
+    crossing.terminal = True
+    t, T, on, times = 0.0, [293.15], True, []
+    while True:
+        crossing.direction = 1.0 if on else -1.0
+        sol = solve_ivp(rhs, (t, stop), T, args=(on,), events=crossing, rtol=1e-12, atol=1e-12, max_step=0.01)
+        if sol.status != 1:
+            return times
+        t, T, on = float(sol.t_events[0][0]), sol.y_events[0][0], not on
+        times.append(t)
+
+
+# LSODA at relTol 1e-6 drifts like the reference's DASSL (5e-4 s by the end), Dormand-Prince far less
+@pytest.mark.parametrize("solver, tolerance", [("ode45", 1e-5), ("dae", 1e-3)])
+def test_the_thermostat_switches_where_an_accurate_solution_does(solver, tolerance):
+    """ControlledTemperature: a relay closing a switch on a physical network. Its 18
+    switchings over 10 s at the accurate solution's times (the MSL reference's DASSL
+    drifts by up to 1.25e-3 s from them), and the run is cheap (it used to sit in event
+    location at the first switch-off: the relay forgot it had switched until the next
+    grid point, so the heater went back on at once)."""
+    fixture = goldens.load(goldens.ROOT / "msl" / "controlled_temperature.json")
+    cpu = time.process_time()
+    result = nc.simulate(dict(fixture["diagram"], solver=solver))
+    cpu = time.process_time() - cpu
+    got = [e["t"] for e in result["events"] if e["kind"] == "mode"]
+    want = _thermostat_switchings(10.0)
+    assert len(want) == 18 and len(got) == len(want)
+    assert max(abs(a - b) for a, b in zip(got, want)) < tolerance
+    assert cpu < 20.0      # ~0.5-2 s of CPU here (README); a hang guard, not a benchmark

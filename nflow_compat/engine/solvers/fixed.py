@@ -11,7 +11,8 @@ step from the step's start over the shorter interval, what nflow's fixed-step lo
 to place an event inside a step.
 
 A ``StiffnessWatch`` (``engine.hybrid``), when given, is fed each step of the run:
-RK4's stages 2 and 3, forward Euler's start and end rates (``observe_stiffness``).
+RK4's stages 2 and 3 (and 3 and 4 when those are ``extreme``), forward Euler's start and
+end rates (``observe_stiffness``).
 """
 from __future__ import annotations
 
@@ -123,7 +124,7 @@ class ClassicalRK4(FixedStep):
     """``ode4``: the classical fourth-order Runge-Kutta step."""
 
     def __init__(self, *args, **kwargs):
-        self.stages = None          # (t + tau/2, y2, y3, k2, k3) of the last step of the run
+        self.stages = None          # (t + tau/2, y2, y3, k2, k3, y4, k4) of the last step of the run
         super().__init__(*args, **kwargs)
 
     def _advance(self, t, y, tau, k1, keep=False):
@@ -132,15 +133,23 @@ class ClassicalRK4(FixedStep):
         k2 = fun(t + 0.5 * tau, y2)
         y3 = y + 0.5 * tau * k2
         k3 = fun(t + 0.5 * tau, y3)
+        y4 = y + tau * k3
+        k4 = fun(t + tau, y4)
         if keep:
-            self.stages = (t + 0.5 * tau, y2, y3, k2, k3)
-        k4 = fun(t + tau, y + tau * k3)
+            self.stages = (t + 0.5 * tau, y2, y3, k2, k3, y4, k4)
         return y + (tau / 6.0) * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
 
     def observe_stiffness(self, cut: bool):
         t, _, _, t_next, y_next = self.last
-        if self.stiffness is not None and y_next.size:
-            self.stiffness.observe(self.fun, self.stages[0], t_next - t, *self.stages[1:])
+        watch = self.stiffness
+        if watch is None or not y_next.size:
+            return
+        t_mid, y2, y3, k2, k3, y4, k4 = self.stages
+        watch.observe(self.fun, t_mid, t_next - t, y2, y3, k2, k3)
+        if watch.extreme(t_next - t, y3, y4, k3, k4):
+            # the last stage ran into a wall: looked at where it is, at the step's end
+            # (stage 3's rate evaluated again there)
+            watch.observe(self.fun, t_next, t_next - t, y4, y3, k4, k3, at_end=True)
 
 
 class PartialStep(DenseOutput):

@@ -1,8 +1,8 @@
-"""``nflow-sim plot``: every workspace variable and scope against time, events marked
-(docs/CONTRACT.md §1). Rendering needs matplotlib (extra ``plot``); the tests that draw skip without it,
-the ones about what gets drawn and about the errors do not."""
+"""``nflow_compat.plot`` and ``nflow-sim plot`` (nflow_compat.plotting): every workspace variable and
+scope against time, units on the axes, events on the panels of their blocks (docs/CONTRACT.md §1)."""
 from __future__ import annotations
 
+import copy
 import sys
 from pathlib import Path
 
@@ -12,9 +12,9 @@ import orjson
 import pytest
 
 import nflow_compat as nc
-from nflow_compat import plot
+from nflow_compat import plotting as plot
 from nflow_compat.cli import main
-from tests.util import blk, diagram, record, wire
+from tests.util import blk, diagram, pin, record, wire
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 
@@ -46,14 +46,19 @@ def by_title(panels) -> dict:
     return {p.title.split("  (")[0]: p for p in panels}
 
 
+def _without_columns(result: dict) -> dict:
+    """A result as files written before the result named its columns."""
+    return {k: v for k, v in result.items() if k != "columns"}
+
+
 def test_every_recorded_signal_gets_a_panel():
     result = nc.simulate(mixed_diagram())
     got = by_title(plot.panels(result))
-    # without the diagram a narrow variable gets a panel per column, named name[k]
-    assert set(got) == {"sine_arr", "ramp_dec", "sine_swt", "vec: vec[1]", "vec: vec[2]", "vec: vec[3]",
-                        "sc: sc[1]", "sc: sc[2]", "xy", "disp"}
-    assert [label for label, _, _ in got["sc: sc[2]"].lines] == ["sc[2]"]
-    assert [label for label, _, _ in got["xy"].lines] == ["xy.x", "xy.y"]
+    # the result names its columns: one vector signal is one panel, a scope's two signals two
+    assert set(got) == {"sine_arr", "ramp_dec", "sine_swt", "vec", "sc: s", "sc: r", "xy", "disp"}
+    assert [label for label, *_ in got["vec"].lines] == ["v[1]", "v[2]", "v[3]"]
+    assert [label for label, *_ in got["sc: r"].lines] == ["r"]
+    assert [label for label, *_ in got["xy"].lines] == ["xy.x", "xy.y"]
     grid = result["time"]
     assert list(got["sine_arr"].lines[0][1]) == grid                       # Array on the full grid
     assert list(got["sine_swt"].lines[0][1]) == result["workspace"]["sine_swt"]["time"] == grid[::2]
@@ -61,16 +66,14 @@ def test_every_recorded_signal_gets_a_panel():
     assert not dec.on_time and dec.xlabel == "sample" and list(dec.lines[0][1]) == [1, 2, 3, 4, 5, 6, 7]
     assert got["disp"].markers == [("last", grid[-1], pytest.approx(2.0))]
     assert all(p.on_time for name, p in got.items() if name != "ramp_dec")
+    # the titles say what is drawn, not the SaveFormat
+    assert not any("(Array)" in p.title or "Structure" in p.title for p in plot.panels(result))
 
 
-def test_channels_are_named_after_the_blocks_feeding_the_recorder():
-    plan = nc.compile_plan(mixed_diagram())
-    names = plot.channel_names(plan)
-    assert names[("workspace", "vec")] == [plot.Signal("v", 3)]            # one vector signal: one panel
-    assert names[("scopes", "sc")] == [plot.Signal("s", 1), plot.Signal("r", 1)]
-    got = by_title(plot.panels(nc.simulate(mixed_diagram()), names))
-    assert [label for label, _, _ in got["vec"].lines] == ["v[1]", "v[2]", "v[3]"]
-    assert [label for label, _, _ in got["sc: r"].lines] == ["r"] and "sc: s" in got
+def test_a_result_without_column_names_gets_a_panel_per_narrow_column():
+    got = by_title(plot.panels(_without_columns(nc.simulate(mixed_diagram()))))
+    assert {"vec: vec[1]", "vec: vec[2]", "vec: vec[3]", "sc: sc[1]", "sc: sc[2]"} <= set(got)
+    assert [label for label, *_ in got["sc: sc[2]"].lines] == ["sc[2]"]
 
 
 def position_speed_force() -> dict:
@@ -88,12 +91,9 @@ def position_speed_force() -> dict:
 
 
 def test_a_muxed_variable_gets_one_panel_per_signal_each_on_its_own_axis():
-    d = position_speed_force()
-    names = plot.channel_names(nc.compile_plan(d))
-    assert names[("workspace", "svf")] == [plot.Signal("position", 1), plot.Signal("speed", 1),
-                                           plot.Signal("force", 1)]
-    drawn = plot.panels(nc.simulate(d), names)
-    assert [p.title for p in drawn] == ["svf: position  (Array)", "svf: speed  (Array)", "svf: force  (Array)"]
+    drawn = plot.panels(nc.simulate(position_speed_force()))
+    assert [p.title for p in drawn] == ["svf: position", "svf: speed", "svf: force"]
+    assert [p.ylabel for p in drawn] == ["[m]", "[m/s]", ""]                # the sensors' units
     spans = [float(np.ptp(p.lines[0][2])) for p in drawn]
     assert spans[2] == pytest.approx(60, rel=1e-3) and spans[0] < spans[2] / 5   # each on its own scale
 
@@ -107,9 +107,93 @@ def test_mux_of_vectors_nested_muxes_and_bus_member_names():
     conns = [wire("v", "inner", 0, 0), wire("s", "inner", 0, 1), wire("inner", "outer", 0, 0),
              wire("r", "outer", 0, 1), wire("outer", "w"), wire("s", "bus", 0, 0), wire("r", "bus", 0, 1),
              wire("bus", "wb")]
-    names = plot.channel_names(nc.compile_plan(diagram(blocks, conns, duration=0.3)))
-    assert names[("workspace", "y")] == [plot.Signal("v", 2), plot.Signal("s", 1), plot.Signal("r", 1)]
-    assert names[("workspace", "b")] == [plot.Signal("speed", 1), plot.Signal("angle", 1)]
+    got = by_title(plot.panels(nc.simulate(diagram(blocks, conns, duration=0.3))))
+    assert set(got) == {"y: v", "y: s", "y: r", "b: speed", "b: angle"}
+    assert [label for label, *_ in got["y: v"].lines] == ["v[1]", "v[2]"]
+
+
+def demuxed() -> dict:
+    """A 3-output demux (more outputs than its manifest names) feeding a recorder through a mux."""
+    return diagram([blk("c", "constant", Value=[1, 2, 3]), blk("dm", "demux", inputs=1, outputs=3),
+                    blk("m", "mux", inputs=3), record()],
+                   [wire("c", "dm"), wire("dm", "m", 0, 0), wire("dm", "m", 1, 1), wire("dm", "m", 2, 2),
+                    wire("m", "w")], duration=0.3)
+
+
+def test_a_demux_fed_recorder_is_drawn(tmp_path, capsys):
+    fig = nc.plot(nc.run(demuxed()))
+    assert [a.get_title(loc="left") for a in fig.axes] == ["y: dm.0", "y: dm.1", "y: dm.2"]
+    assert [a.lines[0].get_ydata()[0] for a in fig.axes] == [1.0, 2.0, 3.0]
+    # through the CLI: a diagram run first, and a result named by --diagram (was internal_error: IndexError)
+    src, res = tmp_path / "d.json", tmp_path / "r.json"
+    src.write_bytes(orjson.dumps(demuxed()))
+    res.write_bytes(orjson.dumps(_without_columns(nc.simulate(demuxed()))))
+    assert main(["plot", str(src), "-o", str(tmp_path / "a.png")]) == 0
+    assert orjson.loads(capsys.readouterr().out)["panels"] == 3
+    assert main(["plot", str(res), "--diagram", str(src), "-o", str(tmp_path / "b.png")]) == 0
+    assert orjson.loads(capsys.readouterr().out)["panels"] == 3
+
+
+def test_plot_returns_a_figure_sharing_time_with_units_on_the_axes():
+    from matplotlib.figure import Figure
+    fig = nc.plot(nc.run(position_speed_force()))
+    assert isinstance(fig, Figure)
+    position, speed, force = fig.axes
+    assert position.get_shared_x_axes().joined(position, force) and speed.get_ylabel() == "[m/s]"
+    assert force.get_xlabel() == "time (s)" and position.get_xlabel() == ""
+    picked = nc.plot(nc.simulate(mixed_diagram()), ["sine_arr", "sc"])
+    assert [a.get_title(loc="left") for a in picked.axes] == ["sine_arr", "sc: s", "sc: r"]
+    one = nc.plot(nc.run(position_speed_force()), overlay=True)
+    assert len(one.axes) == 1 and [ln.get_label() for ln in one.axes[0].lines] == ["position", "speed", "force"]
+    with pytest.raises(plot.PlotError) as info:
+        nc.plot(nc.run(position_speed_force()), ["sfv"])
+    assert info.value.code == "unknown_variable" and "did you mean 'svf'?" in info.value.message
+
+
+def test_plot_draws_into_given_axes_and_a_reference_dashed():
+    from matplotlib.figure import Figure
+    ax = Figure().subplots()
+    d = position_speed_force()
+    slower = copy.deepcopy(d)
+    slower["blocks"][0]["params"]["Frequency"] = 0.25
+    fig = nc.plot(nc.run(d), "svf", ax=ax, reference=nc.run(slower))
+    assert fig is ax.figure and len(fig.axes) == 1
+    labels = [ln.get_label() for ln in ax.lines]
+    assert labels == ["position", "speed", "force", "position (reference)", "speed (reference)", "force (reference)"]
+    assert ax.lines[3].get_linestyle() == "--"
+
+
+def stick_slip() -> dict:
+    blocks = [blk("f", "sine", Amplitude=25, Frequency=0.25), blk("force", "Force"),
+              blk("stop1", "MassWithStopAndFriction", F_Coulomb=5, F_Stribeck=10, smax=25, smin=-25, L=1),
+              blk("v", "SpeedSensor"), record("wv", "v"), blk("sc", "scope", inputs=1), record("wf", "drive")]
+    conns = [wire("f", "force"), pin("force", "flange", "stop1", "flange_a"), pin("v", "flange", "stop1", "flange_a"),
+             wire("v", "wv"), wire("f", "sc"), wire("f", "wf")]
+    return diagram(blocks, conns, dt=0.01, duration=5.0, solver="ode45")
+
+
+def test_events_are_drawn_on_their_blocks_panels_and_modes_shaded():
+    result = nc.run(stick_slip())
+    assert [(e["from"], e["to"]) for e in result.event_list] == [("stuck", "forward"), ("forward", "backward"),
+                                                                 ("backward", "forward")]
+    fig = nc.plot(result)
+    titles = [a.get_title(loc="left") for a in fig.axes]
+    speed, drive = fig.axes[titles.index("v")], fig.axes[titles.index("drive")]
+    bands = [(p.get_x(), p.get_x() + p.get_width()) for p in speed.patches]
+    t = [e["t"] for e in result.event_list]
+    assert bands == [pytest.approx((0.0, t[0])), pytest.approx((t[0], t[1])), pytest.approx((t[1], t[2])),
+                     pytest.approx((t[2], 5.0))]
+    assert [p.get_facecolor()[:3] for p in speed.patches][:2] == [matplotlib.colors.to_rgb(plot.MODE_COLORS["stuck"]),
+                                                                  matplotlib.colors.to_rgb(plot.MODE_COLORS["forward"])]
+    assert not drive.patches and not drive.collections       # the drive's panel is not the mass's
+    legend = [text.get_text() for text in fig.legends[0].get_texts()]
+    assert legend == ["mode stuck (shaded)", "mode forward (shaded)", "mode backward (shaded)"]
+
+
+def test_events_of_a_block_no_panel_shows_go_on_every_panel():
+    result = _without_columns(clutches_result())           # no columns: no panel owns a block
+    fig = nc.plot(result)
+    assert all(a.patches for a in fig.axes)
 
 
 def test_events_are_block_and_target_mode():
@@ -117,7 +201,7 @@ def test_events_are_block_and_target_mode():
     evs = plot.events(result)
     assert len(evs) == len(result["events"]) >= 5
     first = result["events"][0]
-    assert evs[0] == (first["t"], first["block"], first["to"])
+    assert evs[0] == (first["t"], first["block"], first["to"], first["kind"], first["from"])
     kinds = plot._event_kinds(evs)
     assert sum(map(len, kinds.values())) == len(evs) and ("clutch2", first["to"]) in kinds
     looks = plot._event_looks(kinds)
@@ -206,7 +290,7 @@ def test_cli_renders_a_real_result_to_png(tmp_path, capsys):
 def test_every_recorder_shape_renders(tmp_path):
     out = tmp_path / "mixed.png"
     info = plot.render(nc.simulate(mixed_diagram()), out, title="mixed recorders")
-    assert info == {"panels": 10, "series": 1 + 1 + 1 + 3 + 2 + 2 + 1, "events": 0}
+    assert info == {"panels": 8, "series": 1 + 1 + 1 + 3 + 2 + 2 + 1, "events": 0}
     assert out.stat().st_size > 20_000
 
 
@@ -273,12 +357,28 @@ def test_event_legend_instead_of_stacked_labels(tmp_path):
     with matplotlib.rc_context({"svg.fonttype": "none"}):       # text stays text in the SVG
         plot.render(result, out)
     text = out.read_text()
-    counts = {}
-    for ev in result["events"]:
-        counts[(ev["block"], ev["to"])] = counts.get((ev["block"], ev["to"]), 0) + 1
-    for (block, to), n in counts.items():
-        assert text.count(f"{block} -&gt; {to}: {n}") == 1        # one legend entry per kind
+    modes = {ev["to"] for ev in result["events"]} | {ev["from"] for ev in result["events"]}
+    for mode in modes - set(plot.UNSHADED_MODES):
+        assert text.count(f"mode {mode} (shaded)") == 1          # one legend entry per mode
     assert "-&gt;" + result["events"][0]["to"] not in text       # no per-event "block:from->to" labels
+    fig = nc.plot(result)
+    by_title = {a.get_title(loc="left"): a for a in fig.axes}
+    bands = plot.mode_bands(plot.events(result), (0.0, 1.2))
+    for k in (1, 2, 3):            # a clutch's relative sensors' panels show that clutch's modes only
+        own = [(t0, t1) for t0, t1, mode in bands.get(f"clutch{k}", []) if mode not in plot.UNSHADED_MODES]
+        drawn = [(p.get_x(), p.get_x() + p.get_width()) for p in by_title[f"clutch{k}.w_rel"].patches]
+        assert drawn == [pytest.approx(b) for b in own]
+    assert sum(len(a.patches) for a in fig.axes) > 0
+
+
+def test_line_events_are_one_legend_entry_per_kind(tmp_path):
+    result = {"status": "ok", "time": [0.0, 0.5, 1.0], "workspace": {"y": [[0.0], [1.0], [2.0]]},
+              "events": [{"t": 0.2, "block": "b", "kind": "contact", "from": "open", "to": "contact"},
+                         {"t": 0.4, "block": "b", "kind": "contact", "from": "contact", "to": "open"},
+                         {"t": 0.6, "block": "b", "kind": "contact", "from": "open", "to": "contact"}]}
+    fig = nc.plot(result)
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == ["b -> contact: 2", "b -> open: 1"]
+    assert len(fig.axes[0].collections) == 2 and not fig.axes[0].patches
 
 
 def test_cli_names_a_result_file_from_its_diagram(tmp_path, capsys):
@@ -293,3 +393,44 @@ def test_cli_names_a_result_file_from_its_diagram(tmp_path, capsys):
     capsys.readouterr()
     text = (tmp_path / "named.svg").read_text()
     assert "svf: position" in text and "svf: force" in text and "svf[1]" not in text
+
+
+def test_diagram_paths_resolve_from_the_diagrams_folder_not_the_results(tmp_path, capsys):
+    model, results = tmp_path / "model", tmp_path / "results"
+    model.mkdir()
+    results.mkdir()
+    (model / "data.csv").write_text("t,u\n0,1\n0.5,2\n")
+    d = diagram([blk("src", "fileSource", FileName="data.csv"), blk("m", "mux", inputs=2), blk("s", "sine"),
+                 record()], [wire("src", "m", 0, 0), wire("s", "m", 0, 1), wire("m", "w")], duration=1.0)
+    (model / "d.json").write_bytes(orjson.dumps(d))
+    (results / "r.json").write_bytes(orjson.dumps(_without_columns(nc.simulate(d, base_dir=str(model)))))
+    with matplotlib.rc_context({"svg.fonttype": "none"}):
+        assert main(["plot", str(results / "r.json"), "--diagram", str(model / "d.json"),
+                     "-o", str(tmp_path / "named.svg")]) == 0
+    assert orjson.loads(capsys.readouterr().out)["panels"] == 2
+    text = (tmp_path / "named.svg").read_text()
+    assert "y: src" in text and "y: s" in text
+
+
+def test_cli_picks_variables_compares_and_needs_an_output_or_a_window(tmp_path, capsys):
+    d = position_speed_force()
+    src, res, other = tmp_path / "d.json", tmp_path / "r.json", tmp_path / "o.json"
+    src.write_bytes(orjson.dumps(d))
+    res.write_bytes(orjson.dumps(nc.simulate(d)))
+    d["blocks"][0]["params"]["Amplitude"] = 10
+    other.write_bytes(orjson.dumps(nc.simulate(d)))
+    mixed = tmp_path / "mixed.json"
+    mixed.write_bytes(orjson.dumps(nc.simulate(mixed_diagram())))
+    assert main(["plot", str(mixed), "--vars", "sine_arr,vec", "--vars", "sc", "-o", str(tmp_path / "p.png")]) == 0
+    assert orjson.loads(capsys.readouterr().out)["panels"] == 4                 # sine_arr, vec, sc: s, sc: r
+    assert main(["plot", str(res), "--compare", str(other), "--overlay", "-o", str(tmp_path / "c.png")]) == 0
+    assert orjson.loads(capsys.readouterr().out) == {"status": "ok", "output": str(tmp_path / "c.png"),
+                                                     "panels": 1, "series": 3, "events": 0}
+    assert main(["plot", str(res)]) == 1
+    assert orjson.loads(capsys.readouterr().out)["error"]["code"] == "plot_no_output"
+    assert main(["plot", str(res), "--vars", "nope", "-o", str(tmp_path / "n.png")]) == 1
+    assert orjson.loads(capsys.readouterr().out)["error"]["code"] == "unknown_variable"
+    # a window needs an interactive backend; here (no display) the answer is typed
+    with matplotlib.rc_context({"backend": "agg"}):
+        assert main(["plot", str(res), "--show"]) == 1
+    assert orjson.loads(capsys.readouterr().out)["error"]["code"] == "plot_no_display"
