@@ -42,6 +42,8 @@ How the devices map (both compute the same equations):
 * ``IdealSwitch`` driven by a ``pulse`` = SPICE's ``SW`` (``VT = 0.5``, ``VH = 0``, ``RON =
   ROFF^-1 = 1e-5``, MSL's Ron/Goff of ours) driven by a ``PULSE`` source with 1 ns edges.
 * ``IdealOpAmp`` = a VCVS of gain 1e9 from its inputs to its output (the nullor to 1e-9).
+* ``CurrentSensor`` = a 0 V source in series (SPICE's current through it, from its first
+  node to its second, is the sensor's from p to n).
 * Sources: ``SineVoltage`` = ``SIN(0 A f)``, ``TrapezoidVoltage`` = ``PULSE(0 A 0 rise
   fall width period)``, ``ConstantVoltage`` = ``DC``. Capacitors and inductors start at
   their ``v0``/``i0`` (``.tran ... uic`` with ``IC=``).
@@ -104,6 +106,11 @@ def capacitor(name, a, b, C, v0=0.0):
 
 def inductor(name, a, b, L, i0=0.0):
     return Part(name, "Inductor", {"p": a, "n": b}, {"L": L, "i0": i0}, [f"L{name} {a} {b} {L!r} IC={i0!r}"])
+
+
+def ammeter(name, a, b):
+    return Part(name, "CurrentSensor", {"p": a, "n": b}, {}, [f"V{name} {a} {b} DC 0"],
+                mapping=f"CurrentSensor {name}: a 0 V source, its current from {a} to {b}")
 
 
 def dc(name, p, n, V):
@@ -189,7 +196,8 @@ class Case:
     name: str
     title: str
     parts: list
-    signals: dict          # recorded name -> (node, node or "0"): the voltage between them
+    signals: dict          # recorded name -> (node, node or "0"): the voltage between them, or
+    #                        the name of an ammeter among the parts: its current
     duration: float
     dt: float              # the output step; ngspice's largest step is a tenth of it
     note: str = ""
@@ -206,11 +214,12 @@ class Case:
                 ctl = f"{part.name}_control"
                 blocks.append({"id": ctl, "type": part.control["type"], "params": dict(part.control["params"])})
                 conns.append({"from": ctl, "to": part.name, "fromIndex": 0, "toIndex": 0})
-        for name, (a, b) in self.signals.items():
-            sensor = f"sense_{name}"
-            blocks.append({"id": sensor, "type": "VoltageSensor", "params": {}})
-            pins[a].append((sensor, "p"))
-            pins[b].append((sensor, "n"))
+        for name, signal in self.signals.items():
+            sensor = signal if isinstance(signal, str) else f"sense_{name}"
+            if not isinstance(signal, str):
+                blocks.append({"id": sensor, "type": "VoltageSensor", "params": {}})
+                pins[signal[0]].append((sensor, "p"))
+                pins[signal[1]].append((sensor, "n"))
             blocks.append({"id": f"rec_{name}", "type": "toWorkspace",
                            "params": {"VariableName": name, "SaveFormat": "Array"}})
             conns.append({"from": sensor, "to": f"rec_{name}", "fromIndex": 0, "toIndex": 0})
@@ -221,7 +230,7 @@ class Case:
                 "solver": solver, "variables": {}, "relTol": RTOL, "absTol": ATOL}
 
     def netlist(self, data_file: str) -> str:
-        vectors = " ".join(f"v({a})" if b == "0" else f"v({a},{b})" for a, b in self.signals.values())
+        vectors = " ".join(vector(signal) for signal in self.signals.values())
         lines = [f"* {self.title}", "* written by bench/ngspice_circuits.py from the same parts as the nflow diagram",
                  "* fixtures/ngspice/" + self.name + ".json; device mapping: see that module's docstring"]
         lines += [f"* {line}" for line in self.note.splitlines()]
@@ -234,6 +243,14 @@ class Case:
         lines += [".control", "run", "set wr_singlescale", "set wr_vecnames", "option numdgt=15",
                   f"wrdata {data_file} {vectors}", "quit", ".endc", ".end"]
         return "\n".join(lines) + "\n"
+
+
+def vector(signal) -> str:
+    """ngspice's vector of a recorded signal (``Case.signals``)."""
+    if isinstance(signal, str):
+        return f"i(v{signal.lower()})"
+    a, b = signal
+    return f"v({a})" if b == "0" else f"v({a},{b})"
 
 
 def _rectifier(name, title, R, C, bridge, ideal, duration):
@@ -270,6 +287,14 @@ def cases() -> dict:
              [sine("Vs", "a", "0", 10.0, 50.0), capacitor("C1", "a", "x", 10e-6), diode("D1", "0", "x"),
               diode("D2", "x", "out"), capacitor("C2", "out", "0", 10e-6), resistor("RL", "out", "0", 1e4)],
              {"v": ("out", "0"), "vx": ("x", "0")}, 0.03, 1e-4),
+        Case("sine_c_halfwave", "a 10 V 50 Hz sine with 100 uF straight across it (index 2) feeding a half-wave "
+             "rectifier: 10 Ohm, Shockley diode, 22 uF || 1 kOhm",
+             [sine("Vs", "a", "0", 10.0, 50.0), ammeter("AmC", "a", "c"), capacitor("C1", "c", "0", 100e-6),
+              resistor("Rs", "a", "k", 10.0), diode("D", "k", "out"), capacitor("C2", "out", "0", 22e-6),
+              resistor("RL", "out", "0", 1e3)],
+             {"v": ("out", "0"), "vk": ("k", "0"), "ic": "AmC"}, 0.03, 1e-4,
+             note="the capacitor across the source holds v = V(t) and takes C V'(t); the diode reads the "
+                  "resistor's node, an algebraic unknown: an index-2 constraint in an island solved by Newton"),
         Case("zener_regulator", "zener shunt regulator: 12 V sine, 220 Ohm, ZDiode (Vz 5.1 V) || 1 kOhm || 1 uF",
              [sine("Vs", "a", "0", 12.0, 50.0), resistor("Rs", "a", "z", 220.0), zener("Z", "0", "z", Vz=5.1),
               resistor("RL", "z", "0", 1e3), capacitor("C", "z", "0", 1e-6)],
@@ -377,8 +402,7 @@ def write_fixture(case: Case, netlist: str, data: str, version: str) -> None:
                 f"compared on every sample within {TARGET:g} of each signal's range under dae and ode45",
         "diagram": case.diagram("dae"),
         "reference": {"data": f"{case.name}.data", "netlist": f"{case.name}.cir", "ngspice": version,
-                      "signals": {name: (f"v({a})" if b == "0" else f"v({a},{b})")
-                                  for name, (a, b) in case.signals.items()},
+                      "signals": {name: vector(signal) for name, signal in case.signals.items()},
                       "tolerance": TARGET},
     }
     (FIXTURES / f"{case.name}.json").write_text(json.dumps(fixture, indent=1) + "\n")

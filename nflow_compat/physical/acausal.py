@@ -1082,7 +1082,8 @@ class DaeIsland:
         itself is kept: ``Z1``, ``Zc``, ``K``, ``L`` read the states taken onto it,
         ``Pi w1 - GpH c`` (``_constraint_projector``), so the part of the states it
         prescribes never comes from the integrator (whose copy follows the exact rate:
-        ``G w1' = -N U2^T c'`` for any ``w1``)."""
+        ``G w1' = -N U2^T c'`` for any ``w1``). In a non-linear island the same reduction
+        of its linear rows comes before Newton (``_reduce_for_newton``)."""
         last_modes, last = self._last_linear
         if modes is last_modes:
             return last
@@ -1092,7 +1093,7 @@ class DaeIsland:
             return hit
         A = self._A(modes)
         if self._implicit:     # Newton solves the algebraic part at each evaluation
-            entry = _Eliminated(A)
+            entry = self._reduce_for_newton(A, modes)
         else:
             entry = self._eliminate(A, modes)
             if entry.constraint is None and not self._functions and not self.inputs.size and not self._nonlinear:
@@ -1151,20 +1152,65 @@ class DaeIsland:
         entry = _Eliminated(A, Z1=Z1, Zc=Zc, Zd=V2 @ W2d, K=K, L=L, Ld=-(Rinv @ (A12 @ W2d)), constraint=constraint,
                             projector=projector)
         if constraint is not None:
-            needs = np.abs(np.vstack((entry.Ld, entry.Zd)) @ self.B).max(axis=0, initial=0.0) > 1e-12
-            new = set(int(k) for k in np.nonzero(needs)[0]) - self.rate_inputs
-            if new and self._rates_declared:
-                names = ", ".join(self.input_names[k] for k in sorted(new))
-                raise SimulationError("index_two_signal", f"{self.label}: in the modes "
-                                      f"{self._mode_text(modes)} the signal {names} drives an index-2 constraint "
-                                      "(a capacitor across a signal-driven voltage source, an inductor in series "
-                                      "with a signal-driven current source), which no other mode of the network "
-                                      "does: its time derivative was not prepared; add a series resistance",
-                                      block=names.split(".")[0])
-            # a signal-driven source in an index-2 place: its signal's exact derivative is
-            # needed (the capacitor current C*dv/dt), asked of the diagram (engine.rates)
-            self.rate_inputs = self.rate_inputs | new
+            self._ask_source_rates(np.vstack((entry.Ld, entry.Zd)), modes)
         return entry
+
+    def _reduce_for_newton(self, A, modes) -> "_Eliminated":
+        """Per mode, the rows Newton solves for ``w2`` in a non-linear island (``_newton``):
+        ``U2^T (A z + c + N(z, u)) = 0``, unless some combination ``Nt`` of those rows is
+        linear and free of ``w2`` (``Nt U2^T A V2 = 0`` and ``Nt U2^T`` zero on every row a
+        non-linear term writes): a capacitor straight across a voltage source, a prescribed
+        speed on a mass, beside a diode or a friction law that reads an algebraic unknown.
+        Those rows are constraints on the states alone, ``G w1 + H c = 0`` (``G = Nt U2^T A
+        V1``, ``H = Nt U2^T``), reduced as ``_eliminate`` reduces them: Newton solves their
+        time derivative instead, ``G R^-1 U1^T (A z + c + N) - H c' = 0`` (``w1'`` from the
+        states' rows, ``c'`` the sources' exact derivatives), with the rest of the rows, and
+        the states it reads are taken onto the constraint itself (``_projected``: it holds
+        to rounding, whatever the integrator's copy)."""
+        U1t, U2t, V1, V2 = self._U1t, self._U2t, self._V1, self._V2
+        q = self.n_unknowns - self.n_states
+        entry = _Eliminated(A, newton_rows=U2t)
+        if not q or not self.n_states:
+            return entry
+        written = sorted({row for term in self._nonlinear for row in term.rows if row is not None})
+        A22 = U2t @ A @ V2
+        # the rows no w2 enters, linearly or through a non-linear term (the left null space
+        # is the same for any scaling of the columns: each scaled to 1, the rank is judged
+        # whatever the conductances' units)
+        reach = np.hstack((A22, U2t[:, written]))
+        scale = np.abs(reach).max(axis=0)
+        P, sv, _ = np.linalg.svd(reach / np.where(scale > 0.0, scale, 1.0))
+        rho = int(np.sum(sv > sv[0] * q * 1e-13)) if sv.size and sv[0] > 0 else 0
+        if rho == q:
+            return entry
+        Nt = P[:, rho:].T
+        G, H = Nt @ U2t @ A @ V1, Nt @ U2t
+        if np.linalg.matrix_rank(G, tol=1e-10 * max(1.0, float(np.abs(G).max(initial=0.0)))) < q - rho:
+            self._singular(np.linalg.svd(A22)[2][rho - q:].T, modes, f"{self._singular_causes} or a floating part")
+        entry.newton_rows = np.vstack((P[:, :rho].T @ U2t, G @ self._R_inv @ U1t))
+        entry.newton_rates = np.vstack((np.zeros((rho, self.n_unknowns)), -H))
+        entry.constraint = (G, H)
+        entry.projector = _constraint_projector(G, H)
+        self._constrained.update(int(k) for k in entry.projector[2])
+        self._ask_source_rates(H, modes)
+        return entry
+
+    def _ask_source_rates(self, through, modes):
+        """The signals an index-2 constraint reads through ``through @ c'`` (the source
+        terms' rate, ``_c_rate``): a signal-driven source in an index-2 place needs its
+        signal's exact derivative (the capacitor current C*dv/dt), asked of the diagram
+        (engine.rates) before the run; a mode met later that needs another is an error."""
+        needs = np.abs(through @ self.B).max(axis=0, initial=0.0) > 1e-12
+        new = set(int(k) for k in np.nonzero(needs)[0]) - self.rate_inputs
+        if new and self._rates_declared:
+            names = ", ".join(self.input_names[k] for k in sorted(new))
+            raise SimulationError("index_two_signal", f"{self.label}: in the modes "
+                                  f"{self._mode_text(modes)} the signal {names} drives an index-2 constraint "
+                                  "(a capacitor across a signal-driven voltage source, an inductor in series "
+                                  "with a signal-driven current source), which no other mode of the network "
+                                  "does: its time derivative was not prepared; add a series resistance",
+                                  block=names.split(".")[0])
+        self.rate_inputs = self.rate_inputs | new
 
     def _mode_text(self, modes) -> str:
         return ", ".join(f"{el.name} {el.branch_name(branch)}" for el, branch in zip(self._elements, modes))
@@ -1222,8 +1268,8 @@ class DaeIsland:
                 continue
             try:
                 z = self._newton(t, w1, u, c, modes)
-            except SimulationError as err:
-                if err.code != self._unsolvable_code:
+            except SimulationError as err:     # no solution in these branches, or none at all
+                if err.code not in (self._unsolvable_code, self._singular_code):
                     raise
                 continue
             self.modes = modes
@@ -1297,18 +1343,21 @@ class DaeIsland:
         step goes as far as they accept (SPICE's voltage limiting, ``Stamp.nonlinear``'s
         ``limit``; no residual test, whose rows mix units); otherwise it is halved until
         the largest residual decreases. No solution: ``SolveFailed`` (at an integrator's
-        trial point a rejected step, ``engine.hybrid``)."""
-        A = self._linear(modes).A
-        U2t, V1, V2 = self._U2t, self._V1, self._V2
-        base = V1 @ w1
+        trial point a rejected step, ``engine.hybrid``). An index-2 constraint of the mode
+        (``_reduce_for_newton``) holds: the states are taken onto it, its derivative is
+        among the rows."""
+        lin = self._linear(modes)
+        A, rows, V1, V2 = lin.A, lin.newton_rows, self._V1, self._V2
+        base = V1 @ _projected(lin.projector, w1, c)
+        rate_terms = lin.newton_rates @ self._c_rate(t) if lin.constraint is not None else 0.0
         w2 = self._w2_guess.copy()
 
         def residual(w2):
             z = base + V2 @ w2
-            return U2t @ (A @ z + c + self._nl(z, u, t, False, modes)[0])
+            return rows @ (A @ z + c + self._nl(z, u, t, False, modes)[0]) + rate_terms
 
         def jacobian(w2):
-            return U2t @ (A + self._nl(base + V2 @ w2, u, t, True, modes)[1]) @ V2
+            return rows @ (A + self._nl(base + V2 @ w2, u, t, True, modes)[1]) @ V2
 
         if self.state_columns is not None:      # w2 are unknowns themselves
             weights = self._weights
@@ -1320,7 +1369,7 @@ class DaeIsland:
                 return np.nanmin(self._weights(base + V2 @ w2)[:, None] / spread, axis=0)
 
         def magnitudes(w2):
-            return np.abs(U2t) @ self._magnitudes(base + V2 @ w2, u, t, modes, A, c)
+            return np.abs(rows) @ self._magnitudes(base + V2 @ w2, u, t, modes, A, c) + np.abs(rate_terms)
 
         if w2.size:
             limit = self._junction_limit(base, V2) if self._limited else None
@@ -1542,8 +1591,6 @@ class DaeIsland:
 
     def _constraint(self, t):
         """``(G, g)`` with the states bound to ``G w1 = g`` in the current mode, or None."""
-        if self._implicit:
-            return None
         lin = self._linear(self.modes)
         if lin.constraint is None:
             return None
@@ -1568,7 +1615,7 @@ class DaeIsland:
 
     def _projected_states(self, t, x):
         """States ``x`` taken onto the committed modes' index-2 constraint, if they have one."""
-        projector = None if self._implicit else self._linear(self.modes).projector
+        projector = self._linear(self.modes).projector
         return x if projector is None else _projected(projector, x, self._c(t, self.inputs))
 
     def next_time_event(self, t):
@@ -1794,8 +1841,8 @@ class DaeIsland:
 
 @dataclass
 class _Eliminated:
-    """A linear island's solution in one mode (see ``DaeIsland._linear``); only ``A`` for
-    a non-linear island."""
+    """A linear island's solution in one mode (see ``DaeIsland._linear``); for a
+    non-linear island ``A``, the rows Newton solves and the index-2 constraint, if any."""
     A: np.ndarray
     Z1: np.ndarray | None = None
     Zc: np.ndarray | None = None
@@ -1803,6 +1850,8 @@ class _Eliminated:
     K: np.ndarray | None = None
     L: np.ndarray | None = None
     Ld: np.ndarray | None = None
+    newton_rows: np.ndarray | None = None    # a non-linear island: Newton's rows of A z + c + N
+    newton_rates: np.ndarray | None = None   # and of c' (its differentiated constraint, ``_reduce_for_newton``)
     constraint: tuple | None = None     # (G, H): the states obey G w1 + H c(t) = 0 (index 2)
     projector: tuple | None = None      # (Pi, GpH, support) onto the constraint (``_constraint_projector``)
     L_c0: np.ndarray | None = None      # L c and Zc c where c is constant (no time functions,
