@@ -496,6 +496,27 @@ def test_an_ideal_diode_without_resistance_holds_the_capacitor_on_the_source_whi
     assert np.max(np.abs(v - 2.0 * np.sin(W50 * t))[on]) <= 1e-9 * 2.0
 
 
+@pytest.mark.parametrize("solver", ALL_SOLVERS)
+def test_a_capacitor_across_a_source_beside_an_exponential_diode_holds_the_source_voltage(solver):
+    # the same index-2 constraint in an island Newton solves (a Shockley diode reads an
+    # algebraic node): V = 10 sin(W t) with C1 = 100 uF straight across it, then 10 Ohm,
+    # the diode and 22 uF || 1 kOhm. Newton solves the constraint's derivative with the other
+    # rows and the states are taken onto it (was circuit_unsolvable at the first step); the
+    # waveforms against ngspice are fixtures/ngspice/sine_c_halfwave.json
+    blocks = [blk("vs", "VoltageSensor"), record("rec_v", "v"), blk("cs", "CurrentSensor"), record("rec_i", "i"),
+              blk("V", "SineVoltage", Amplitude=10.0, Frequency=50.0), blk("C1", "Capacitor", C=1e-4),
+              blk("Rs", "Resistor", R=10.0), blk("D", "Diode"), blk("C2", "Capacitor", C=22e-6),
+              blk("RL", "Resistor", R=1e3), blk("G", "Ground")]
+    conns = [wire("vs", "rec_v"), wire("cs", "rec_i"),
+             *links("V.p cs.p", "cs.n C1.p", "C1.n G.p", "V.n G.p", "Rs.p V.p", "Rs.n D.p", "D.n C2.p", "C2.n G.p",
+                    "RL.p C2.p", "RL.n G.p", "vs.p C1.p", "vs.n G.p")]
+    res = nc.simulate(diagram(blocks, conns, dt=1e-4, duration=0.03, solver=solver))
+    t, v, i = np.asarray(res["time"]), recorded(res, "v"), recorded(res, "i")
+    assert np.max(np.abs(v - 10.0 * np.sin(W50 * t))) <= 1e-9 * 10.0
+    current = 1e-4 * 10.0 * W50 * np.cos(W50 * t)     # C1 V' (the sensor is in C1's branch alone)
+    assert np.max(np.abs(i - current)) <= 1e-9 * np.max(np.abs(current))
+
+
 def test_two_voltage_sources_in_parallel_are_singular():
     blocks = [blk("V1", "ConstantVoltage", V=1.0), blk("V2", "ConstantVoltage", V=2.0), blk("G", "Ground"),
               blk("R", "Resistor", R=1.0)]
