@@ -2,10 +2,12 @@
 read the shares, not the absolute times); interleaved timing of pieces of work."""
 from __future__ import annotations
 
+import argparse
 import cProfile
 import io
 import pstats
 import random
+import sys
 import time
 from pathlib import Path
 
@@ -38,3 +40,18 @@ def profile_rows(run, top: int) -> tuple:
             for (f, line, fn), (_, calls, tt, ct, _) in stats.items()]
     rows.sort(key=lambda r: -r["tottime_s"])
     return total, rows[:top]
+
+
+def bench_parser(name: str, doc: str, repeats: int, repeats_help: str) -> argparse.ArgumentParser:
+    """The options every ``python -m bench --only NAME`` command has: ``--NAME-repeats``,
+    ``--no-write`` (of bench/results/NAME.json) and ``--quiet``."""
+    ap = argparse.ArgumentParser(prog=f"python -m bench --only {name}", description=doc.split("\n\n")[0])
+    ap.add_argument(f"--{name}-repeats", type=int, default=repeats, help=f"{repeats_help} (default {repeats})")
+    ap.add_argument("--no-write", action="store_true", help=f"do not write bench/results/{name}.json")
+    ap.add_argument("--quiet", action="store_true", help="no progress lines")
+    return ap
+
+
+def progress_log(args):
+    """A bench's progress lines on stderr (nothing with ``--quiet``)."""
+    return (lambda s: None) if args.quiet else (lambda s: print(s, file=sys.stderr, flush=True))

@@ -29,7 +29,7 @@ import numpy as np
 
 from .causal_chain import Ours as CausalOurs
 from .causal_chain import environment
-from .profiling import interleaved
+from .profiling import bench_parser, interleaved, progress_log
 from .stick_slip import RESULTS, Ours, _loadavg
 
 
@@ -70,16 +70,12 @@ def bench_case(d: dict, block_id: str, param: str, value, repeats: int) -> dict:
 
 
 def parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="python -m bench --only rerun", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--rerun-repeats", type=int, default=15, help="interleaved rounds (default 15)")
-    ap.add_argument("--no-write", action="store_true", help="do not write bench/results/rerun.json")
-    ap.add_argument("--quiet", action="store_true", help="no progress lines")
-    return ap
+    return bench_parser("rerun", __doc__, 15, "interleaved rounds")
 
 
 def main(argv=None) -> int:
     args = argv if isinstance(argv, argparse.Namespace) else parser().parse_args(argv)
-    log = (lambda s: None) if args.quiet else (lambda s: print(s, file=sys.stderr, flush=True))
+    log = progress_log(args)
     load_start = _loadavg()
     results = {}
     for name, case in cases().items():

@@ -28,6 +28,7 @@ from pathlib import Path
 import orjson
 
 from .causal_chain import environment
+from .profiling import bench_parser, progress_log
 from .startup import ROOT, mass_spring_damper, pipe_command
 from .stick_slip import _loadavg
 
@@ -118,16 +119,12 @@ def warm_in_process(lines: list, repeats: int) -> list:
 
 
 def parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="python -m bench --only serve", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--serve-repeats", type=int, default=5, help="serve runs and in-process passes (default 5)")
-    ap.add_argument("--no-write", action="store_true", help="do not write bench/results/serve.json")
-    ap.add_argument("--quiet", action="store_true", help="no progress lines")
-    return ap
+    return bench_parser("serve", __doc__, 5, "serve runs and in-process passes")
 
 
 def main(argv=None) -> int:
     args = argv if isinstance(argv, argparse.Namespace) else parser().parse_args(argv)
-    log = (lambda s: None) if args.quiet else (lambda s: print(s, file=sys.stderr, flush=True))
+    log = progress_log(args)
     load_start = _loadavg()
     lines = requests()
     log("serve: the pipe's replies")

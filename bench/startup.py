@@ -33,6 +33,7 @@ from pathlib import Path
 import orjson
 
 from .causal_chain import environment
+from .profiling import bench_parser, progress_log
 from .stick_slip import _loadavg
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -120,17 +121,14 @@ def importtime(name: str) -> dict:
 
 
 def parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="python -m bench --only startup", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--startup-repeats", type=int, default=7, help="runs of each side (default 7)")
+    ap = bench_parser("startup", __doc__, 7, "runs of each side")
     ap.add_argument("--no-importtime", action="store_true", help="skip the -X importtime breakdown")
-    ap.add_argument("--no-write", action="store_true", help="do not write bench/results/startup.json")
-    ap.add_argument("--quiet", action="store_true", help="no progress lines")
     return ap
 
 
 def main(argv=None) -> int:
     args = argv if isinstance(argv, argparse.Namespace) else parser().parse_args(argv)
-    log = (lambda s: None) if args.quiet else (lambda s: print(s, file=sys.stderr, flush=True))
+    log = progress_log(args)
     load_start = _loadavg()
     compile_bytecode()
     results = {}

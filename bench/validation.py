@@ -27,7 +27,7 @@ from pathlib import Path
 import orjson
 
 from .causal_chain import environment
-from .profiling import interleaved
+from .profiling import bench_parser, interleaved, progress_log
 from .stick_slip import _loadavg
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -68,16 +68,12 @@ def bench_case(text: bytes, repeats: int) -> dict:
 
 
 def parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="python -m bench --only validation", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--validation-repeats", type=int, default=20, help="interleaved rounds (default 20)")
-    ap.add_argument("--no-write", action="store_true", help="do not write bench/results/validation.json")
-    ap.add_argument("--quiet", action="store_true", help="no progress lines")
-    return ap
+    return bench_parser("validation", __doc__, 20, "interleaved rounds")
 
 
 def main(argv=None) -> int:
     args = argv if isinstance(argv, argparse.Namespace) else parser().parse_args(argv)
-    log = (lambda s: None) if args.quiet else (lambda s: print(s, file=sys.stderr, flush=True))
+    log = progress_log(args)
     load_start = _loadavg()
     results = {}
     for name, text in cases().items():
