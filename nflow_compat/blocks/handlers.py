@@ -1,7 +1,8 @@
 """The registry of the types the package runs, filled on demand: importing a handler module
 registers its blocks in ``REGISTRY``, and a module is imported when a diagram first uses one
-of its library's types (``handlers_for``). So a causal diagram never imports the physical
-layer (and scipy with it), FMPy, or the handler modules of libraries it does not use; only
+of its library's types (``handlers_for``; a type with a module of its own, ``LOADER_OF_TYPE``,
+loads just that one). So a causal diagram never imports the physical layer (and scipy with
+it), FMPy, the Modelica front end, or the handler modules of libraries it does not use; only
 ``load_all`` (``nflow-sim blocks``, the docs) imports every one. Kept apart from
 ``blocks/__init__`` (the handler contract the modules import) so that nothing imports in a
 circle.
