@@ -56,6 +56,9 @@ class StatePart:
     included, and may re-initialize the state there."""
 
     fresh_derivative = False     # np.asarray may hand back the closure's own array
+    # (input slot, output slot) when the state is the plain integral of one signal and the
+    # output is the state itself (an integrator without limits or reset), else None
+    integral_of: tuple | None = None
 
     def __init__(self, key: str, x0, derivative=None, surfaces=None, on_event=None):
         self.key = key

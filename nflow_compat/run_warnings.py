@@ -59,3 +59,18 @@ def captured(sink: list):
                 _saved.__exit__(None, None, None)
                 _saved = None
         sink.extend(text if count == 1 else f"{text} ({count} times)" for text, count in seen.items())
+
+
+def sink():
+    """This thread's count of the run it is in (None outside ``captured``): a driver that
+    runs another thread's run's code (``engine.batch``) counts that run's warnings into it
+    with ``count_into``."""
+    return getattr(_local, "seen", None)
+
+
+def count_into(seen):
+    """From now on this thread's warnings go to ``seen`` (another run's ``sink()``, or None:
+    no run's); returns where they went before, to be given back the same way."""
+    outer = getattr(_local, "seen", None)
+    _local.seen = seen
+    return outer

@@ -82,7 +82,9 @@ step ends through its public ``dense_output()``, the times of a step asked at on
 from __future__ import annotations
 
 import math
+import threading
 import time as _time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Callable, NamedTuple
 
@@ -497,6 +499,40 @@ def integrate_hybrid(system, x0, grid, *, method: str = "ode45", rtol: float = 1
     1e-10 s) or more than ``max_events`` events or ``max_steps`` steps.
     """
     wall = _time.perf_counter()
+    run = prepare_run(system, x0, grid, method=method, rtol=rtol, atol=atol, max_step=max_step,
+                      first_step=first_step, fixed_step=fixed_step, sample=sample, event_samples=event_samples,
+                      scan_spacing=scan_spacing, stiffness=stiffness, max_events=max_events, max_steps=max_steps,
+                      max_events_per_instant=max_events_per_instant, substeps=substeps)
+    driver = getattr(_handed_to, "driver", None)
+    if driver is None:
+        run.integrate(run.t0, run.x0)
+    else:                       # the first integration of this thread's run goes to its driver
+        _handed_to.driver = None
+        driver.integrate(run)
+    return run.result(wall)
+
+
+_handed_to = threading.local()
+
+
+@contextmanager
+def integrated_by(driver):
+    """Within the block, this thread's next ``integrate_hybrid`` hands its prepared ``_Run``
+    to ``driver.integrate(run)`` instead of integrating it (``engine.batch`` steps many
+    runs' loops at once); the driver returns once the run's loop has ended, or raises
+    what it raised."""
+    _handed_to.driver = driver
+    try:
+        yield
+    finally:
+        _handed_to.driver = None
+
+
+def prepare_run(system, x0, grid, *, method, rtol, atol, max_step, first_step, fixed_step, sample, event_samples,
+                scan_spacing, stiffness, max_events, max_steps, max_events_per_instant, substeps) -> "_Run":
+    """The ``_Run`` of ``integrate_hybrid`` (its arguments checked, the system
+    initialized), ready to ``integrate`` from ``run.t0, run.x0``, or to be stepped by
+    another driver through ``run.loop`` (``engine.batch``)."""
     grid = np.asarray(grid, dtype=float)
     if grid.ndim != 1 or len(grid) == 0 or not np.all(np.isfinite(grid)) or np.any(np.diff(grid) <= 0):
         raise SimulationError("bad_grid", "the output grid must be a strictly increasing, finite 1-D array")
@@ -533,13 +569,8 @@ def integrate_hybrid(system, x0, grid, *, method: str = "ode45", rtol: float = 1
                Stepping(solver_cls, rtol, atol, float(max_step), first_step, float(fixed_step)),
                Scanning(max(0, int(event_samples)), scan_spacing),
                RunLimits(max_steps, max_events, max_events_per_instant), stiffness, substeps)
-    run.integrate(t, x)
-    if fixed:
-        run.stats["stiffness"] = stiffness.found
-    k = run.sampler.k
-    stats = dict(run.stats, method=method, wall_s=_time.perf_counter() - wall)
-    return HybridResult(t=grid[:k].copy(), x=run.sampler.out[:k].copy(), events=run.events,
-                        stats=stats, stopped=run.sampler.stop)
+    run.t0, run.x0, run.method = t, x, method
+    return run
 
 
 class _Run:
@@ -758,14 +789,42 @@ class _Run:
         self.events.append((t, ()))
         return x_new
 
+    def result(self, wall: float) -> HybridResult:
+        """What the run reported, once its loop has ended (``wall``: when it started)."""
+        if self.method in FIXED_STEP:
+            self.stats["stiffness"] = self.stiffness.found
+        k = self.sampler.k
+        stats = dict(self.stats, method=self.method, wall_s=_time.perf_counter() - wall)
+        return HybridResult(t=self.grid[:k].copy(), x=self.sampler.out[:k].copy(), events=self.events,
+                            stats=stats, stopped=self.sampler.stop)
+
     # -- the loop ----------------------------------------------------------------------
     def integrate(self, t, x):
+        """``loop`` with this process's solvers: a ``Start`` request made into the
+        method's solver (``_solver``), a solver into its ``step()``; what either raises
+        goes back into the loop where it asked."""
+        loop = self.loop(t, x)
+        reply = None
+        while True:
+            try:
+                request = loop.send(reply) if not isinstance(reply, BaseException) else loop.throw(reply)
+            except StopIteration:
+                return
+            try:
+                reply = self._solver(*request) if type(request) is Start else request.step()
+            except SolveFailed as err:
+                reply = err
+
+    def loop(self, t, x):
         """Segment by segment (a restart at every event and time event), step by step:
         scan the step for flips, locate and commit the first, or report the grid points
         the step passed. A solve that fails at a trial point (``SolveFailed``) rejects the
         step: the solver restarts from the last accepted state with a smaller step
         (``_rejected``); a fixed-step method takes the rest of that grid interval in
-        substeps."""
+        substeps. A generator: it yields a ``Start`` (a solver wanted over a segment) or a
+        solver whose ``step()`` it wants taken, and is sent the solver or the step's
+        message back, or thrown the ``SolveFailed`` that making or stepping it raised
+        (``integrate`` does this here; ``engine.batch`` for many runs at once)."""
         sampler = self.sampler
         t_seg, is_time_event = self._segment_end(t)
         if is_time_event and self._reached(t, t_seg):
@@ -791,7 +850,7 @@ class _Run:
                 continue
             f, g = self._funcs(t_seg)
             try:
-                solver = self._solver(f, t, x, t_seg, retry)
+                solver = yield Start(f, t, x, t_seg, retry)
             except SolveFailed as err:
                 retry = self._rejected(err, t, None, retry, t_seg)
                 continue
@@ -806,7 +865,7 @@ class _Run:
             while True:
                 t_acc, x_acc = solver.t, solver.y
                 try:
-                    msg = solver.step()
+                    msg = yield solver
                     if solver.status == "failed":
                         raise SimulationError("solver_failed",
                                               f"{type(solver).__name__} failed at t={solver.t:.17g}: {msg}")
@@ -837,6 +896,17 @@ class _Run:
                 sampler.at(t_new, x_new)          # a grid point hit by the step end itself
                 if sampler.done:
                     return
+
+
+class Start(NamedTuple):
+    """What ``_Run.loop`` asks for at a (re)start: a solver of the run's method from
+    ``(t, x)`` over the segment to ``t_seg`` with derivative ``f`` (``retry``: the step
+    after a rejected one, else None)."""
+    f: Callable
+    t: float
+    x: np.ndarray
+    t_seg: float
+    retry: float | None
 
 
 class _StepStates:

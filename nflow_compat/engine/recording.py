@@ -16,9 +16,11 @@ from .stages import pure_closures
 ROWS_AT_ONCE = 1024
 
 
-def bulk_recorders(plan, system, progress):
+def bulk_recorders(plan, system, progress, evaluator=None):
     """The recorders to fill in bulk after a free run, or None when the per-grid-point
-    major steps are needed. Taken only when nothing but toWorkspace recorders acts at a
+    major steps are needed. ``evaluator`` (an ``engine.batch.vectorized.Evaluator`` of the
+    plan's major-step closures, if one covers them): the blocks it covers need not be
+    declared pure, and it gives the values of the slots it computes. Taken only when nothing but toWorkspace recorders acts at a
     major step and nothing else observes one: no UPDATE, no progress callback, no
     algebraic unknowns, no subsystems; every block with an AFTER_STEP or a result is a
     recorder that declares its bulk form (``Phases.bulk``), without OUTPUT / ALGEBRAIC,
@@ -37,6 +39,9 @@ def bulk_recorders(plan, system, progress):
     # time-only signals (pure: they declare an array form) from their arrays over the grid
     time_only = on_grid.vector.members if on_grid else set()
     values_of = {s: partial(_time_only_values, on_grid.vector, s) for i in time_only for s in plan.output_slots[i]}
+    covered = evaluator.covered if evaluator is not None else frozenset()
+    if evaluator is not None:
+        values_of.update((s, partial(_evaluated_values, evaluator, s)) for i in covered for s in plan.output_slots[i])
     recorders = []
     for i, (h, p) in enumerate(zip(plan.handlers, plan.phases)):
         if p.after_step is not None or p.result is not None:
@@ -46,7 +51,7 @@ def bulk_recorders(plan, system, progress):
             continue
         if p.output is None and p.algebraic is None:
             continue
-        if not pure_closures(h, p) and i not in time_only:
+        if not pure_closures(h, p) and i not in time_only and i not in covered:
             return None
         for slot, (part, pick) in (p.of_state or {}).items():
             values_of[slot] = partial(_probed_values, part, pick)
@@ -69,6 +74,14 @@ def _time_only_values(vector, slot, times, X, slice_of, solved):
     if columns is None:
         columns = solved[id(vector)] = vector.columns_at(times)
     return columns[slot]
+
+
+def _evaluated_values(evaluator, slot, times, X, slice_of, solved):
+    """A slot the evaluator computes: every slot's values, computed once for all."""
+    values = solved.get(id(evaluator))
+    if values is None:
+        values = solved[id(evaluator)] = evaluator.signals(times, X)
+    return np.broadcast_to(values[slot], times.shape)
 
 
 def _linear_values(linear, times, X, slice_of, solved):

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import time as _time
 
+from ...api import build_plan, expression_limits
 from ...diagram import Diagram, Limits, with_params
 from ...errors import NFlowError
+from .lanes import batchable, run_lanes
 
 
 def run_batch(diagram: Diagram, variants: list, *, limits: Limits | None = None, base_dir=None) -> list:
@@ -22,7 +24,6 @@ def run_batch(diagram: Diagram, variants: list, *, limits: Limits | None = None,
     others). ``variants``: per variant ``{(block index, param): value}``. Every result's
     ``stats`` carries ``batched`` (whether it ran in a vectorized batch) and, when it did,
     ``batch_size`` (the variants stepped together)."""
-    from ...api import build_plan, expression_limits
     started = _time.perf_counter()
     plans = []
     with expression_limits(limits):
@@ -32,7 +33,14 @@ def run_batch(diagram: Diagram, variants: list, *, limits: Limits | None = None,
                                         base_dir=base_dir))
             except NFlowError as err:
                 plans.append(err)
-    outcomes = [p if isinstance(p, NFlowError) else _single(p) for p in plans]
+    ready = [k for k, p in enumerate(plans) if not isinstance(p, NFlowError)]
+    outcomes = list(plans)
+    if len(ready) > 1 and batchable([plans[k] for k in ready]):
+        for k, result in zip(ready, run_lanes([plans[k] for k in ready], _single)):
+            outcomes[k] = result
+    else:
+        for k in ready:
+            outcomes[k] = _single(plans[k])
     wall = _time.perf_counter() - started
     for result in outcomes:
         if not isinstance(result, NFlowError):
