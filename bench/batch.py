@@ -19,7 +19,9 @@ The loop is what a user writes: per variant ``build_plan(with_params(diagram, va
 its variants' plans included, min of ``--batch-repeats`` (default 3). Both start from the
 diagram validated once; one untimed single run and one untimed batch of 2 first (imports).
 While timing, every thread of the process is pinned to one CPU (``os.sched_setaffinity``;
-restored after), so the batch cannot gain from a second core.
+restored after), so the batch cannot gain from a second core. The ratio in CPU seconds of the
+process is kept beside the wall ratio: on the pinned CPU it is what other processes' load
+leaves alone.
 
 Checks (exit status 1 when one fails; the targets are reported, not checked): every variant
 ran in both; each batched variant against its single run: the same time grid, every
@@ -184,12 +186,13 @@ def bench_part(name: str, diagram, variants: list, varied: dict, args, log) -> d
     sampled = sorted(random.Random(SEED).sample(range(n), args.loop_sample)) \
         if args.loop_sample and args.loop_sample < n else list(range(n))
     timed = [variants[i] for i in sampled]
-    loop_times, singles = [], None
+    loop_times, loop_cpu, singles = [], [], None
     for k in range(args.loop_repeats):
         log(f"batch: {name}, loop of {len(timed)} single runs ({k + 1}/{args.loop_repeats})")
         singles = None                                            # freed before the next repeat
-        wall, _, singles = _timed(lambda: loop(diagram, timed))
+        wall, cpu, singles = _timed(lambda: loop(diagram, timed))
         loop_times.append(wall)
+        loop_cpu.append(cpu)
     batch_times, batch_cpu, results = [], [], None
     for k in range(args.batch_repeats):
         log(f"batch: {name}, run_batch of {n} variants ({k + 1}/{args.batch_repeats})")
@@ -197,7 +200,7 @@ def bench_part(name: str, diagram, variants: list, varied: dict, args, log) -> d
         wall, cpu, results = _timed(lambda: run_batch(diagram, variants))
         batch_times.append(wall)
         batch_cpu.append(cpu)
-    loop_wall = min(loop_times) * n / len(timed)
+    loop_wall, loop_cpu_all = min(loop_times) * n / len(timed), min(loop_cpu) * n / len(timed)
     batch_wall = min(batch_times)
     checks = {i: compare(single, results[i], diagram.rel_tol) for i, single in zip(sampled, singles)}
     failed = [{"variant": i, "values": _named(diagram, variants[i]), "problems": c["problems"]}
@@ -209,13 +212,14 @@ def bench_part(name: str, diagram, variants: list, varied: dict, args, log) -> d
     return {
         "variants": n, "varied": varied,
         "loop": {"timed": "sample" if len(timed) < n else "full", "variants_timed": len(timed),
-                 "repeats": args.loop_repeats, "times_s": loop_times, "wall_s": loop_wall,
+                 "repeats": args.loop_repeats, "times_s": loop_times, "cpu_s": loop_cpu, "wall_s": loop_wall,
                  "extrapolated": len(timed) < n, "per_variant_ms": 1e3 * min(loop_times) / len(timed)},
         "batch": {"repeats": args.batch_repeats, "times_s": batch_times, "cpu_s": batch_cpu, "wall_s": batch_wall,
                   "per_variant_ms": 1e3 * batch_wall / n, "errors": n - len(ran),
                   "batched": sum(bool(r["stats"].get("batched")) for r in ran),
                   "batch_sizes": sorted({r["stats"]["batch_size"] for r in ran if "batch_size" in r["stats"]})},
         "ratio": loop_wall / batch_wall, "target_at_least": TARGETS[name],
+        "cpu_ratio": loop_cpu_all / min(batch_cpu),       # the same, in CPU seconds: what other load leaves alone
         "met": loop_wall / batch_wall >= TARGETS[name],
         "check": {"variants_checked": len(checks), "rel_tol": diagram.rel_tol,
                   "signal_tolerance": SIGNAL_TOL_PER_RELTOL * diagram.rel_tol, "event_rtol": EVENT_RTOL,
@@ -247,7 +251,8 @@ def _print_part(title: str, p: dict):
     print(f"  {title}, {p['variants']} variants: loop {lp['wall_s']:.2f} s ({how}; {lp['per_variant_ms']:.1f} ms a "
           f"run), run_batch {b['wall_s']:.2f} s (CPU {min(b['cpu_s']):.2f} s; {b['batched']} of {p['variants']} "
           f"batched{', sizes ' + str(b['batch_sizes']) if b['batch_sizes'] else ''}): {p['ratio']:.2f}x, "
-          f"target >= {p['target_at_least']:g}x {'met' if p['met'] else 'NOT met'}")
+          f"target >= {p['target_at_least']:g}x {'met' if p['met'] else 'NOT met'} (in CPU seconds "
+          f"{p['cpu_ratio']:.2f}x)")
     print(f"    check of {c['variants_checked']} variants against their single runs: worst signal "
           f"{_g(c['worst_signal']['error'])} of its scale ({c['worst_signal']['signal']}, variant "
           f"{c['worst_signal']['variant']}; tolerance {c['signal_tolerance']:g}), worst event time "
