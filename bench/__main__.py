@@ -11,8 +11,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from . import (causal_chain, circuits, double_pendulum, ngspice_circuits, rerun, serve, startup, stick_slip,
-               sweep, validation)
+from . import (batch, causal_chain, circuits, double_pendulum, ngspice_circuits, rerun, serve, startup,
+               stick_slip, sweep, validation)
 
 # --only NAME -> (the benchmark's module, the arguments that select it there)
 BENCHMARKS = {
@@ -27,9 +27,10 @@ BENCHMARKS = {
     "ngspice": (ngspice_circuits, []),
     "startup": (startup, []),
     "serve": (serve, []),
+    "batch": (batch, []),
 }
 # what a run without --only runs, in this order (stick_slip's whole run includes CoupledClutches)
-WHOLE_SET = (causal_chain, stick_slip, sweep, circuits, double_pendulum, validation, rerun, startup, serve)
+WHOLE_SET = (causal_chain, stick_slip, sweep, circuits, double_pendulum, validation, rerun, startup, serve, batch)
 
 
 def main(argv=None) -> int:

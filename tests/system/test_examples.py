@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import runpy
 import subprocess
 import sys
 from pathlib import Path
@@ -364,3 +365,31 @@ def test_four_bar_closes_its_loop_and_keeps_its_energy(solver):
     energy = kinetic + sum(m * 9.81 * w[f"{p}_y"] for p, m in FOUR_BAR_MASSES.items())
     assert np.max(np.abs(energy - energy[0])) <= 1e-6 * np.max(kinetic)   # nothing dissipates
     assert np.unwrap(np.arctan2(w["B_y"], w["B_x"]))[-1] > 6 * 2 * math.pi   # the crank turns round
+
+
+# ----------------------------------------------------------------------------- PI-controlled mass
+
+def test_pi_controlled_mass_follows_its_closed_loop_transfer_function():
+    """examples/batch_msd_pi: x = (Kp s + Ki) / (m s^3 + c s^2 + (k + Kp) s + Ki) applied to the
+    unit step at 0.5 s (analytic, through scipy.signal: nothing of nflow_compat), and the
+    README's figures. relTol 1e-6: measured 1.1e-7 at most."""
+    from scipy import signal
+    gain = {b["id"]: b["params"].get("Gain") for b in load("batch_msd_pi")["blocks"]}
+    m, c, k, kp, ki = 1 / gain["inv_m"], gain["c"], gain["k"], gain["Kp"], gain["Ki"]
+    t, w = traces(simulate("batch_msd_pi"))
+    after = t >= 0.5
+    _, want = signal.step(signal.TransferFunction([kp, ki], [m, c, k + kp, ki]), T=t[after] - 0.5)
+    assert np.all(w["x"][~after] == 0.0)
+    assert np.allclose(w["x"][after], want, rtol=0, atol=1e-6)
+    peak = int(np.argmax(w["x"]))
+    assert abs(w["x"][peak] - 1.0194) < 1e-4 and abs(t[peak] - 2.227) <= 0.002
+    assert abs(w["F"][-1] - k) < 1e-4                  # the spring holds x = 1 with zero error
+
+
+def test_the_batch_example_script_prints_each_tuning(capsys):
+    script = runpy.run_path(str(EXAMPLES / "batch_msd_pi" / "run.py"))     # in-process: no interpreter start
+    assert script["main"]([]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert re.fullmatch(r"9 variants, \d ran batched, \d+ ms", lines[0])
+    assert "   10     8   1.0194      1.94 %     1.204 s    4.000" in lines
+    assert len(lines) == 2 + 9
