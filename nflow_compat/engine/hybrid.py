@@ -95,7 +95,7 @@ from ..errors import SimulationError, SolveFailed
 from .solvers import FIXED_STEP, FixedStep, solver_class
 from .solvers.fixed import snap
 
-_EPS = np.finfo(float).eps
+_EPS = float(np.finfo(float).eps)    # a Python float: numpy scalars are slow in arithmetic
 
 # The stability function R(z) of each fixed-step method, coefficients lowest power first: a
 # mode x' = lambda x is multiplied by R(h lambda) per step (Hairer & Wanner, Solving ODEs II,
@@ -352,40 +352,46 @@ class _Sampler:
 
     def __init__(self, grid, n_state, sample):
         self.grid = grid
-        self.k = 0
         self.out = np.empty((len(grid), n_state))
         self.sample = sample
         self.stop = False
+        self.move_to(0)
+
+    def move_to(self, k: int) -> None:
+        """The next grid point to emit is ``k``; ``next_t`` its time as a float (inf past
+        the last: a step's checks compare floats, not numpy scalars)."""
+        self.k = k
+        self.next_t = float(self.grid[k]) if k < len(self.grid) else math.inf
 
     def before(self, t_end: float, state_at):
         """Emit every pending grid point before ``t_end`` (farther than a few ulps), their
         states asked at once (``state_at.batch``)."""
-        grid, lim = self.grid, t_end - snap(t_end)
-        if self.k >= len(grid) or grid[self.k] >= lim:
+        lim = t_end - snap(t_end)
+        if self.next_t >= lim:
             return            # none (most steps of a fine grid's fixed step, or of a fast system)
+        grid = self.grid
         end = int(grid.searchsorted(lim, side="left"))
         rows = state_at.batch(grid[self.k:end])
         if self.sample is None:
             # nobody to call per point: store them with one assignment
             self.out[self.k:end] = rows
-            self.k = end
+            self.move_to(end)
             return
         for x in rows:
             if self.stop:
                 return
-            self._emit(grid[self.k], x)
+            self._emit(self.next_t, x)
 
     def at(self, t: float, x):
         """Emit the grid points equal (within a few ulps) to ``t`` with state ``x``."""
-        grid = self.grid
         lim = t + snap(t)
-        while not self.stop and self.k < len(grid) and grid[self.k] <= lim:
-            self._emit(grid[self.k], x)
+        while not self.stop and self.next_t <= lim:
+            self._emit(self.next_t, x)
 
     def _emit(self, t, x):
         self.out[self.k] = x
-        self.k += 1
-        if self.sample is not None and self.sample(float(t), np.array(x, dtype=float)):
+        self.move_to(self.k + 1)
+        if self.sample is not None and self.sample(t, np.array(x, dtype=float)):
             self.stop = True
 
     @property

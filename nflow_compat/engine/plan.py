@@ -48,7 +48,7 @@ class Plan:
     def __init__(self, diagram: Diagram, limits: Limits | None = None, *, base_dir=None, closures_only=False,
                  binder=None, _base=None):
         self.binder = binder
-        with _collector_paused():
+        with collector_paused():
             self._compile(diagram, limits, base_dir, closures_only, _base)
 
     def _compile(self, diagram: Diagram, limits: Limits | None, base_dir, closures_only: bool, base) -> None:
@@ -311,7 +311,7 @@ def _same(a, b) -> bool:
 
 
 @contextmanager
-def _collector_paused():
+def collector_paused():
     """Python's cyclic garbage collector off while a plan is compiled. Compiling allocates
     a few objects per block that all stay alive, and each collection the allocations
     set off walks every object alive: with the collector on, compiling a diagram of

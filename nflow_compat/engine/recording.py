@@ -11,9 +11,16 @@ import numpy as np
 from .stages import pure_closures
 
 
-# grid rows whose recorded values are computed together after a free run (a block of
-# every island's unknowns is held at once)
-ROWS_AT_ONCE = 1024
+# grid rows whose recorded values are computed together after a free run: a block of the
+# states (and of every island's unknowns) is held at once, about this many values of the
+# states, but never fewer rows than this (each block costs every recorder's operations once)
+STATE_VALUES_AT_ONCE = 1 << 17
+MIN_ROWS_AT_ONCE = 1024
+
+
+def rows_at_once(n_states: int) -> int:
+    """The grid rows of one block of ``record_in_bulk`` for a run of ``n_states`` states."""
+    return max(MIN_ROWS_AT_ONCE, STATE_VALUES_AT_ONCE // max(1, n_states))
 
 
 def bulk_recorders(plan, system, progress, evaluator=None):
@@ -40,8 +47,11 @@ def bulk_recorders(plan, system, progress, evaluator=None):
     time_only = on_grid.vector.members if on_grid else set()
     values_of = {s: partial(_time_only_values, on_grid.vector, s) for i in time_only for s in plan.output_slots[i]}
     covered = evaluator.covered if evaluator is not None else frozenset()
+    evaluated = {}
     if evaluator is not None:
-        values_of.update((s, partial(_evaluated_values, evaluator, s)) for i in covered for s in plan.output_slots[i])
+        computed = _Evaluated(evaluator)
+        evaluated = {s: partial(computed.values, s) for i in covered for s in plan.output_slots[i]}
+        values_of.update(evaluated)
     recorders = []
     for i, (h, p) in enumerate(zip(plan.handlers, plan.phases)):
         if p.after_step is not None or p.result is not None:
@@ -63,6 +73,8 @@ def bulk_recorders(plan, system, progress, evaluator=None):
             out.append((bulk, None))
         elif bulk.slot in values_of:
             out.append((bulk, values_of[bulk.slot]))
+            if values_of[bulk.slot] is evaluated.get(bulk.slot):
+                computed.read.add(bulk.slot)
         else:
             return None
     return out
@@ -76,12 +88,18 @@ def _time_only_values(vector, slot, times, X, slice_of, solved):
     return columns[slot]
 
 
-def _evaluated_values(evaluator, slot, times, X, slice_of, solved):
-    """A slot the evaluator computes: every slot's values, computed once for all."""
-    values = solved.get(id(evaluator))
-    if values is None:
-        values = solved[id(evaluator)] = evaluator.signals(times, X)
-    return np.broadcast_to(values[slot], times.shape)
+class _Evaluated:
+    """The slots an evaluator computes for the recorders (``read``): on each block of rows,
+    those slots and what they depend on, computed once for all of them."""
+
+    def __init__(self, evaluator):
+        self.evaluator, self.read = evaluator, set()
+
+    def values(self, slot, times, X, slice_of, solved):
+        values = solved.get(id(self))
+        if values is None:
+            values = solved[id(self)] = self.evaluator.signals(times, X, wanted=frozenset(self.read))
+        return np.broadcast_to(values[slot], times.shape)
 
 
 def _linear_values(linear, times, X, slice_of, solved):
@@ -105,13 +123,14 @@ def _probed_values(part, pick, times, X, slice_of, solved):
 
 def record_in_bulk(plan, system, recorders, res) -> None:
     """Fill the recorders from the grid states of a free run, as the major steps would,
-    ``ROWS_AT_ONCE`` grid rows at a time."""
+    ``rows_at_once`` grid rows at a time."""
     n = len(res.t)
     slice_of = {id(part): sl for part, sl in zip(system.parts, system.slices)}
     step_times = np.arange(n) * plan.diagram.sample_time    # ctx.t of each major step: k * dt
     columns = [None if values is None else np.empty(n) for _, values in recorders]
-    for start in range(0, n, ROWS_AT_ONCE):
-        rows = slice(start, start + ROWS_AT_ONCE)
+    block = rows_at_once(res.x.shape[1])
+    for start in range(0, n, block):
+        rows = slice(start, start + block)
         solved = {}
         for column, (_, values) in zip(columns, recorders):
             if values is not None:

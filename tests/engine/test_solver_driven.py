@@ -12,7 +12,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import nflow_compat as nc
-from nflow_compat.engine.recording import ROWS_AT_ONCE, bulk_recorders
+from nflow_compat.engine import recording
+from nflow_compat.engine.recording import bulk_recorders
 from nflow_compat.engine.solver_driven import SCANS_PER_SCALE, inputs_scan_spacing
 from nflow_compat.engine.system import PlanSystem
 from nflow_compat.engine.hybrid import integrate_hybrid
@@ -256,10 +257,11 @@ def test_index_two_circuit_recorded_in_bulk():
     assert np.max(np.abs(i - expected)) < 1e-6
 
 
-def test_bulk_recording_holds_blocks_of_rows():
-    """More grid points than one block of rows (``ROWS_AT_ONCE``): the same bytes."""
+def test_bulk_recording_holds_blocks_of_rows(monkeypatch):
+    """More grid points than one block of rows (``rows_at_once``, here its least): the same bytes."""
+    monkeypatch.setattr(recording, "STATE_VALUES_AT_ONCE", 0)
     d = _circuit(CIRCUIT_SOURCES["sine"], "dae")
-    d["sampleTime"] = 0.3 / (2.5 * ROWS_AT_ONCE)
+    d["sampleTime"] = 0.3 / (2.5 * recording.MIN_ROWS_AT_ONCE)
     assert _taken(d)
     assert _bytes(_run(d)) == _bytes(_run(d, per_step=True))
 

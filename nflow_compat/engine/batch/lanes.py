@@ -59,13 +59,14 @@ def run_lanes(plans: list, run_single) -> list:
 class _Lane:
     """One variant's run: its thread, its hand-off and what it gave."""
 
-    def __init__(self, plan, run_single):
-        self.plan, self.run_single = plan, run_single
+    def __init__(self, batch, index, run_single):
+        self.batch, self.index, self.run_single = batch, index, run_single
+        self.plan = batch.plans[index]
         self.ready, self.resume = threading.Event(), threading.Event()
         self.run = self.seen = self.error = self.outcome = None
         self.thread = threading.Thread(target=self._main, name="nflow-batch-lane", daemon=True)
-        # the loop's state in the driver
-        self.loop = self.request = self.index = None
+        # the loop's state in the driver (``index``: its row in what is stacked per lane)
+        self.loop = self.request = None
         self.done = False
 
     def _main(self):
@@ -80,8 +81,8 @@ class _Lane:
             return
         recorders = None
         if run.sampler.sample is not None:     # a major step per grid point: in bulk where it can be
-            evaluator = vectorized.Evaluator.of([self.plan], [run.sys], stages=False)
-            recorders = evaluator and bulk_recorders(self.plan, run.sys, None, evaluator)
+            evaluator = self.batch.major_steps(run.sys)
+            recorders = evaluator and bulk_recorders(self.plan, run.sys, None, evaluator.lane(self.index))
         if run.sampler.sample is None or recorders is not None:
             run.sampler = _DeferredSampler(run.grid, run.x0.size)
         self.run, self.seen = run, run_warnings.sink()
@@ -108,8 +109,23 @@ class _Lane:
             run_warnings.count_into(outer)
 
 
+class _Batch:
+    """The plans of one round and what their lanes share: the evaluator of their major
+    steps' closures (``vectorized.Evaluator``, all plans' values stacked), made once."""
+
+    def __init__(self, plans):
+        self.plans = plans
+        self._major = None      # (the evaluator or None), once made
+
+    def major_steps(self, system):
+        if self._major is None:
+            self._major = (vectorized.Evaluator.of(self.plans, [system], stages=False),)
+        return self._major[0]
+
+
 def _round(plans, run_single) -> list:
-    lanes = [_Lane(p, run_single) for p in plans]
+    batch = _Batch(plans)
+    lanes = [_Lane(batch, k, run_single) for k in range(len(plans))]
     for lane in lanes:      # one at a time, each up to its hand-off or its end
         lane.thread.start()
         lane.ready.wait()
@@ -143,11 +159,10 @@ def _end_lanes(lanes, error):
 
 def _drive(lanes):
     """Step the lanes' loops until every one has ended."""
-    derivative = vectorized.derivative_of([lane.plan for lane in lanes], [lane.run.sys for lane in lanes])
+    derivative = vectorized.derivative_of(lanes[0].batch.plans, [lane.run.sys for lane in lanes])
     stepper = Rk45Lanes(derivative)
     with np.errstate(all="ignore"):
-        for index, lane in enumerate(lanes):
-            lane.index = index     # its row in what is stacked per lane (the evaluator's values)
+        for lane in lanes:
             lane.loop = lane.run.loop(lane.run.t0, lane.run.x0)
             lane.advance(None)
         live = [lane for lane in lanes if not lane.done]
@@ -173,13 +188,13 @@ class _DeferredSampler(hybrid._Sampler):
         self.pending = []      # (first grid row, end row, t_old, t, y_old, K) per step
 
     def before(self, t_end, state_at):
-        grid, lim = self.grid, t_end - snap(t_end)
-        if self.k >= len(grid) or grid[self.k] >= lim:
+        lim = t_end - snap(t_end)
+        if self.next_t >= lim:
             return
-        end = int(grid.searchsorted(lim, side="left"))
+        end = int(self.grid.searchsorted(lim, side="left"))
         solver = state_at.solver
         self.pending.append((self.k, end, solver.t_old, solver.t, solver.y_old, solver.K))
-        self.k = end
+        self.move_to(end)
 
     def flush(self):
         """The kept steps' grid rows: ``_LaneDense``'s polynomial in Horner's form, for every
@@ -191,12 +206,19 @@ class _DeferredSampler(hybrid._Sampler):
         counts = end - first
         rows = np.arange(counts.sum()) + np.repeat(first - (np.cumsum(counts) - counts), counts)
         h = np.repeat(t_new - t_old, counts)
-        x = ((self.grid[rows] - np.repeat(t_old, counts)) / h)[:, None]
-        Q = np.einsum("csn,sj->jcn", K, RK45.P)        # per power of x, per step, per state
-        acc = np.repeat(Q[-1], counts, axis=0)
+        x = (self.grid[rows] - np.repeat(t_old, counts)) / h
+        # states by rows (the rows the long axis: numpy's inner loops run along it)
+        Q = np.einsum("csn,sj->jnc", K, RK45.P)        # per power of x, per state, per step
+        acc = np.repeat(Q[-1], counts, axis=1)
         for coefficients in Q[-2::-1]:
-            acc = acc * x + np.repeat(coefficients, counts, axis=0)
-        self.out[rows] = np.repeat(y_old, counts, axis=0) + h[:, None] * (acc * x)
+            acc *= x
+            acc += np.repeat(coefficients, counts, axis=1)
+        acc *= x * h
+        acc += np.repeat(y_old.T, counts, axis=1)
+        if rows[-1] - rows[0] == len(rows) - 1:      # no row taken by an event between (``at``)
+            self.out[rows[0]:rows[-1] + 1] = acc.T
+        else:
+            self.out[rows] = acc.T
 
 
 class LaneSolver:
@@ -344,12 +366,13 @@ class Rk45Lanes:
             accepted = ok & (error < 1)
             factor = np.where(error == 0, MAX_FACTOR, np.minimum(MAX_FACTOR, grown))
             factor = np.where(was_rejected[pending], np.minimum(1.0, factor), factor)
-            for j in np.flatnonzero(accepted):
-                s = solvers[pending[j]]
+            taken = np.flatnonzero(accepted)
+            next_h = (hp[taken] * factor[taken]).tolist()
+            for j, k, t_j, h_j in zip(taken.tolist(), pending[taken].tolist(), t_new[taken].tolist(), next_h):
+                s = solvers[k]
                 s.t_old, s.y_old = s.t, s.y
-                s.t, s.y, s.f, s.K = float(t_new[j]), y_new[j], f_new[j], K[j]
-                s.h_abs = float(hp[j] * factor[j])
-                if s.t - s.t_bound >= 0:
+                s.t, s.y, s.f, s.K, s.h_abs = t_j, y_new[j], f_new[j], K[j], h_j
+                if t_j - s.t_bound >= 0:
                     s.status = "finished"
             for j in np.flatnonzero(~ok):
                 replies[pending[j]] = failed[j]
@@ -366,7 +389,10 @@ def _rms(x):
 
 def _by_size(lanes, size) -> list:
     """Indices of ``lanes`` grouped by state size (variants whose values change it)."""
+    sizes = [size(lane) for lane in lanes]
+    if len(set(sizes)) == 1:
+        return [list(range(len(lanes)))]
     groups = {}
-    for i, lane in enumerate(lanes):
-        groups.setdefault(size(lane), []).append(i)
+    for i, n in enumerate(sizes):
+        groups.setdefault(n, []).append(i)
     return list(groups.values())

@@ -70,12 +70,14 @@ class Evaluator:
     """The array operations of one or more lanes' plans (see the module docstring):
     ``signals(t, X, lanes)`` every covered slot's values, ``derivative(t, X, lanes)`` the
     states' rates; ``t`` of any shape, ``X`` that shape plus the states; ``lanes``: the
-    plans (indices) of the rows when ``t`` is a row per lane, None when one plan's. ``covered``: the blocks whose
+    plans (indices) of the rows when ``t`` is a row per lane, one plan's index when all
+    rows are that plan's, None when the evaluator is of one plan. ``covered``: the blocks whose
     closures it stands for."""
 
     def __init__(self, steps, rates, n_states, covered, initial):
         self.steps, self.rates, self.n_states, self.covered = steps, rates, n_states, covered
         self.initial = initial     # a slot no covered block writes holds its initial value
+        self._cones = {}           # wanted slots -> the steps that compute them
 
     @classmethod
     def of(cls, plans, systems, stages: bool):
@@ -113,13 +115,30 @@ class Evaluator:
             return None
         return cls(steps, rates, system.n, frozenset(covered), plan.initial_signals)
 
-    def signals(self, t, X, lanes=None) -> dict:
+    def signals(self, t, X, lanes=None, wanted=None) -> dict:
+        """The slots' values (``wanted``: a frozenset of slots, when only those and what
+        they depend on are needed)."""
         values, initial = {}, self.initial
-        for run, ins, outs in self.steps:
+        for run, ins, outs in self.steps if wanted is None else self._cone(wanted):
             inputs = [None if s is None else values.get(s, initial[s]) for s in ins]
             for slot, value in zip(outs, run(t, X, inputs, lanes)):
                 values[slot] = value
         return values
+
+    def _cone(self, wanted: frozenset) -> list:
+        steps = self._cones.get(wanted)
+        if steps is None:
+            needed, steps = set(wanted), []
+            for step in reversed(self.steps):
+                if needed.intersection(step[2]):
+                    steps.append(step)
+                    needed.update(s for s in step[1] if s is not None)
+            steps = self._cones[wanted] = steps[::-1]
+        return steps
+
+    def lane(self, index: int) -> "LaneSignals":
+        """What this evaluator computes for one lane alone (its recorded values)."""
+        return LaneSignals(self, index)
 
     def derivative(self, t, X, lanes=None):
         values = self.signals(t, X, lanes)
@@ -152,6 +171,18 @@ class Evaluator:
                     solver.lane.plan.budget.spend()
                 except Exception as exc:     # the run's limit: that lane's error
                     failed[k] = exc
+
+
+class LaneSignals:
+    """One lane's view of an ``Evaluator``: ``signals(t, X)`` at that lane's values."""
+
+    __slots__ = ("evaluator", "index", "covered")
+
+    def __init__(self, evaluator, index):
+        self.evaluator, self.index, self.covered = evaluator, index, evaluator.covered
+
+    def signals(self, t, X, wanted=None) -> dict:
+        return self.evaluator.signals(t, X, self.index, wanted)
 
 
 def _step(plans, i, is_output, state_of):

@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.integrate import DenseOutput, OdeSolver
 
-_EPS = np.finfo(float).eps
+_EPS = float(np.finfo(float).eps)    # a Python float: numpy scalars are slow in arithmetic
 
 
 def snap(t: float) -> float:
