@@ -37,7 +37,7 @@ def chain(n_gains: int, dt: float, duration: float, recorder=False, loop=False):
 
 SHORT = chain(2, 0.1, 1.0, recorder=True)
 MEDIUM = chain(5, 1e-4, 5.0, recorder=True)          # 50,001 samples, a fraction of a second
-LONG = chain(120, 1e-5, 10.0, loop=True)    # 1,000,001 samples x 124 blocks: 2-3 s here, the bar shows after 1 s
+LONG = chain(240, 1e-5, 10.0, loop=True)    # 1,000,001 samples x 244 blocks: 2-4 s here, the bar shows after 1 s
 
 
 class FakeClock:
