@@ -238,7 +238,7 @@ def _sweep(args) -> int:
         frame = _run_with_progress(args, lambda bar: sweeps.sweep(
             args.spec, output=args.output, scheduler=args.scheduler, workers=args.workers,
             batch_size=args.batch_size, limits=args.limits, base_dir=args.base_dir, progress=bar,
-            executor=args.executor, dashboard=args.dashboard), unit="runs")
+            executor=args.executor, dashboard=args.dashboard, batched=args.batched), unit="runs")
     except sweeps.Interrupted as stop:
         sys.stderr.write(f"nflow-sim: interrupted; {stop.done} of {stop.total} runs are saved in {args.output} "
                          "(run the same command again to run the rest)\n")
@@ -246,7 +246,8 @@ def _sweep(args) -> int:
     codes = frame["error_code"].value_counts().to_dict()
     lost = sum(codes.get(code, 0) for code in sweeps.LOST)
     _write(orjson.dumps({"status": "ok", "runs": len(frame), "ok": int((frame["status"] == "ok").sum()),
-                         "errors": codes, "output": args.output}).decode())
+                         "batched": int(frame["batched"].fillna(False).sum()), "errors": codes,
+                         "output": args.output}).decode())
     if lost:
         sys.stderr.write(f"nflow-sim: {lost} run(s) got no result (their workers died); run the same command "
                          "again to retry them\n")
@@ -463,6 +464,10 @@ def _parser() -> argparse.ArgumentParser:
     swp.add_argument("--dashboard", nargs="?", const="127.0.0.1:8787", metavar="ADDR",
                      help="turn the local cluster's Dask dashboard on (default address 127.0.0.1:8787; needs bokeh)")
     swp.add_argument("--batch-size", type=int, metavar="N", help="runs per Dask task (default: automatic)")
+    swp.add_argument("--batched", action=argparse.BooleanOptionalAction, default=True,
+                     help="runs that differ only in block parameters go to the batch engine many at once, "
+                          "integrated as one vectorized run where the diagram allows it (default); --no-batched: "
+                          "every run on its own")
     swp.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS, help="no progress bar")
     swp.add_argument("--base-dir", metavar="DIR", default=argparse.SUPPRESS,
                      help="directory fileSource/fileSink paths are confined to (default: the diagram file's)")

@@ -28,7 +28,7 @@ def sweep(spec: dict[str, Any] | str | os.PathLike[str], client: Client | None =
           output: str | os.PathLike[str] | None = None, scheduler: str | None = None, workers: int | None = None,
           batch_size: int | None = None, limits: Limits | None = None, base_dir: str | os.PathLike[str] | None = None,
           progress: Callable[[int, int], object] | bool | None = None, executor: str = "auto",
-          dashboard: str | None = None) -> pandas.DataFrame:
+          dashboard: str | None = None, batched: bool = True) -> pandas.DataFrame:
     """Run every variant of one diagram that ``spec`` describes, where it pays: in this
     process or on Dask.
 
@@ -56,7 +56,8 @@ def sweep(spec: dict[str, Any] | str | os.PathLike[str], client: Client | None =
     workers : int, optional
         Worker processes of the local cluster (default: one per core).
     batch_size : int, optional
-        Runs per Dask task (default: about 8 tasks per worker, at most 64 runs each).
+        Runs per Dask task (default: about 8 tasks per worker, at most 64 runs each; where
+        the runs are batched, about 2 per worker, at most 512 each).
     limits : Limits, optional
         The bounds of every run (default ``Limits()``).
     base_dir : str or os.PathLike, optional
@@ -75,12 +76,20 @@ def sweep(spec: dict[str, Any] | str | os.PathLike[str], client: Client | None =
     dashboard : str, optional
         An address (``"127.0.0.1:8787"``) for the local cluster's Dask dashboard (needs
         bokeh); its link is printed on stderr.
+    batched : bool
+        Runs that differ only in parameters of blocks outside subsystems go to the batch
+        engine many at once (default): their integrations step side by side as one
+        vectorized run where the diagram allows it, each run with its own step size, error
+        control, modes and events (``engine.batch.run_batch``); each row's ``batched`` says
+        whether it ran so. ``False``: every run on its own.
 
     Returns
     -------
     pandas.DataFrame
         One row per run: ``run``, a column per parameter (named as in the spec), ``status``
-        (``ok`` / ``error``), ``error_code``, ``error``, ``<variable>.<reduction>`` and
+        (``ok`` / ``error``), ``error_code``, ``error``, ``batched`` (nullable boolean: whether
+        the run was integrated in a vectorized batch; missing for a failed run),
+        ``<variable>.<reduction>`` and
         ``events.<entry>`` (counts as nullable ``Int64``).
 
     Raises
@@ -118,7 +127,8 @@ def sweep(spec: dict[str, Any] | str | os.PathLike[str], client: Client | None =
                               f"{install_hint('sweep')}") from None
     with progress_bars.callback(progress, "runs") as call:
         return run.sweep(spec, client, output=output, scheduler=scheduler, workers=workers, batch_size=batch_size,
-                         limits=limits, base_dir=base_dir, progress=call, executor=executor, dashboard=dashboard)
+                         limits=limits, base_dir=base_dir, progress=call, executor=executor, dashboard=dashboard,
+                         batched=batched)
 
 
 def close_local_cluster() -> None:

@@ -30,8 +30,10 @@ from ..errors import SimulationError
 from .outcomes import TASK_FAILED, WORKER_LOST, Interrupted
 from .worker import batches, run_batch
 
-TASKS_PER_WORKER = 8      # batches per worker when the spec does not set batch_size: load balance vs overhead
-MAX_AUTO_BATCH = 64
+# batches per worker when the spec does not set batch_size, and the most runs in one: load
+# balance vs overhead; runs the batch engine takes together gain with the batch's size, so
+# fewer, larger batches of them
+SIZING = {False: (8, 64), True: (2, 512)}    # batched -> (tasks per worker, most runs per task)
 CONNECT_TIMEOUT = "30s"   # to reach a given scheduler
 
 _KEPT: dict = {}          # the local cluster kept for this session: key (workers, dashboard) -> (cluster, client)
@@ -119,17 +121,21 @@ def _client(client, scheduler: str | None, workers: int, dashboard: str | None):
         yield kept_client(workers, dashboard)
 
 
-def _batch_size(todo: int, workers: int) -> int:
-    return max(1, min(MAX_AUTO_BATCH, math.ceil(todo / (max(1, workers) * TASKS_PER_WORKER))))
+def _batch_size(todo: int, workers: int, batched: bool) -> int:
+    tasks_per_worker, most = SIZING[batched]
+    return max(1, min(most, math.ceil(todo / (max(1, workers) * tasks_per_worker))))
 
 
 def execute(spec, store, todo: list, *, workers: int, client=None, scheduler: str | None = None,
-            dashboard: str | None = None, batch_size: int | None = None, limits=None, progress=None) -> None:
-    """Run ``todo`` (run ids of ``spec``) on the cluster, each finished batch into ``store``."""
+            dashboard: str | None = None, batch_size: int | None = None, limits=None, progress=None,
+            batched: bool = False) -> None:
+    """Run ``todo`` (run ids of ``spec``) on the cluster, each finished batch into ``store``
+    (``batched``: the runs can go to the batch engine together, ``worker.batchable``)."""
     with _client(client, scheduler, workers, dashboard) as active:
-        size = batch_size or spec.batch_size or _batch_size(len(todo), len(active.scheduler_info()["workers"]))
+        size = batch_size or spec.batch_size or _batch_size(len(todo), len(active.scheduler_info()["workers"]),
+                                                                 batched)
         futures = {active.submit(run_batch, batch, pure=False): [run for run, _ in batch.runs]
-                   for batch in batches(spec, todo, size, limits)}
+                   for batch in batches(spec, todo, size, limits, batched)}
         total = len(spec.runs)
         done = len(store.done)
         try:

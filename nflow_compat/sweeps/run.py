@@ -3,16 +3,24 @@
 Where (``executor``):
 
 * a ``client`` or a ``scheduler`` address given: on that cluster (``sweeps.cluster``);
-* ``"inline"``: in this process, one run after the other (no Dask imported);
+* ``"inline"``: in this process (no Dask imported);
 * ``"local"``: on a local Dask cluster, kept for the next sweep of this Python session
   (closed at exit, or by ``close_local_cluster()``);
 * ``"auto"`` (the default): the first runs go in this process, timed (they are real runs,
-  kept), until they have taken ``PROBE_SECONDS`` or ``PROBE_RUNS`` are done; the rest go
-  to the local cluster only when it would finish them sooner than this process, counting
-  what starting it costs (``CLUSTER_START`` seconds, measured here: importing Dask,
-  starting the scheduler and the worker processes, and each worker importing this
-  package; nothing for a cluster kept from an earlier sweep), and when there is more than
-  one core. A sweep is thereby never much slower than a loop of ``simulate``.
+  kept): single runs until they have taken ``PROBE_SECONDS`` or ``PROBE_RUNS`` are done,
+  or, where the runs can be batched (below), one single run and one batch of ``CHUNK[0]``;
+  the rest go to the local cluster only when it would finish them sooner than this
+  process, counting what starting it costs (``CLUSTER_START`` seconds, measured here:
+  importing Dask, starting the scheduler and the worker processes, and each worker
+  importing this package; nothing for a cluster kept from an earlier sweep), and when
+  there is more than one core. A sweep is thereby never much slower than a loop of
+  ``simulate``.
+
+Batched (``batched``, the default): runs that differ only in top-level block parameters go
+to the batch engine (``engine.batch``) many at once, which integrates them as one
+vectorized run where the diagram allows it: in this process in chunks of ``CHUNK`` runs
+(about ``INLINE_STORE_SECONDS`` each), on Dask in fewer, larger tasks
+(``cluster.SIZING``). ``batched=False`` runs every run on its own.
 
 Either way the runs are ``worker.run_batch``'s and go to the same ``Store``, batch by
 batch, so an interrupted sweep resumes with the runs missing from its output.
@@ -43,6 +51,7 @@ CLUSTER_START = 3.0
 # sending values and results between processes)
 MARGIN = 1.25
 INLINE_STORE_SECONDS = 2.0   # runs in this process are stored at least this often (what resume can lose)
+CHUNK = (16, 256)   # the fewest and most runs in one call of the batch engine in this process
 
 
 def cores() -> int:
@@ -55,22 +64,36 @@ def cores() -> int:
 
 class _Inline:
     """Runs of one sweep in this process, stored every ``INLINE_STORE_SECONDS`` (or at the
-    spec's batch size), progress reported after each."""
+    spec's batch size), progress reported after each call of the worker. ``batched``: the
+    runs go to the worker (and so to the batch engine) in chunks sized to take about
+    ``INLINE_STORE_SECONDS`` from the time measured per run (``CHUNK``), else one by one."""
 
-    def __init__(self, spec, store: Store, limits: Limits, batch_size, progress):
+    def __init__(self, spec, store: Store, limits: Limits, batch_size, progress, batched: bool):
         self.spec, self.store, self.limits, self.progress = spec, store, limits, progress
         self.batch_size = batch_size or spec.batch_size or math.inf
+        self.batched = batched
+        self.per_run = math.inf        # the fastest time per run seen, in seconds
         self.pending: list = []
         self.stored_at = time.perf_counter()
 
-    def run(self, todo: list) -> float:
-        """Run ``todo``; returns the seconds the fastest run took."""
-        fastest = math.inf
+    def chunk(self) -> int:
+        """Runs for the next call of the worker."""
+        if not self.batched:
+            return 1
+        low, high = CHUNK
+        fitting = INLINE_STORE_SECONDS / self.per_run if self.per_run > 0 else high
+        return int(min(high, max(low, fitting), self.batch_size))
+
+    def run(self, todo: list, chunk: int | None = None) -> None:
+        """Run ``todo``, ``chunk`` runs per call of the worker (default: ``self.chunk()``)."""
         try:
-            for batch in batches(self.spec, todo, 1, self.limits):
+            while todo:
+                size = chunk or self.chunk()
                 started = time.perf_counter()
-                self.pending += run_batch(batch)
-                fastest = min(fastest, time.perf_counter() - started)
+                for batch in batches(self.spec, todo[:size], size, self.limits, self.batched):
+                    self.pending += run_batch(batch)
+                self.per_run = min(self.per_run, (time.perf_counter() - started) / len(todo[:size]))
+                del todo[:size]
                 if (time.perf_counter() - self.stored_at > INLINE_STORE_SECONDS
                         or len(self.pending) >= self.batch_size):
                     self.flush()
@@ -80,7 +103,6 @@ class _Inline:
             self.flush()
             raise Interrupted(len(self.store.done), len(self.spec.runs)) from None
         self.flush()
-        return fastest
 
     def flush(self):
         if self.pending:
@@ -101,7 +123,7 @@ def _cluster_pays(run_seconds: float, left: int, workers: int, kept: bool) -> bo
 
 def sweep(spec, client=None, *, output=None, scheduler: str | None = None, workers: int | None = None,
           batch_size: int | None = None, limits: Limits | None = None, base_dir=None, progress=None,
-          executor: str = "auto", dashboard: str | None = None):
+          executor: str = "auto", dashboard: str | None = None, batched: bool = True):
     """See ``nflow_compat.sweeps.sweep``."""
     if executor not in EXECUTORS:
         raise DiagramError("bad_executor", f"executor {executor!r} is not one of {', '.join(EXECUTORS)}")
@@ -110,26 +132,41 @@ def sweep(spec, client=None, *, output=None, scheduler: str | None = None, worke
     store = Store(parsed, output)
     todo = [run for run in range(len(parsed.runs)) if run not in store.done]
     workers = workers or cores()
-    on_cluster = dict(limits=limits, batch_size=batch_size, workers=workers, dashboard=dashboard, progress=progress)
+    # runs that differ only in top-level block parameters can go to the batch engine together
+    batched = batched and all(p.block is not None for p in parsed.parameters)
+    on_cluster = dict(limits=limits, batch_size=batch_size, workers=workers, dashboard=dashboard, progress=progress,
+                      batched=batched)
     if todo and (executor == "local" or client is not None or scheduler is not None):
         _on_cluster(parsed, store, todo, client=client, scheduler=scheduler, **on_cluster)
     elif todo:
-        inline = _Inline(parsed, store, limits, batch_size, progress)
-        if executor == "inline":
-            inline.run(todo)
-        else:
-            fastest, started, probed = math.inf, time.perf_counter(), 0
-            while todo and probed < PROBE_RUNS and time.perf_counter() - started < PROBE_SECONDS:
-                fastest = min(fastest, inline.run([todo.pop(0)]))
-                probed += 1
+        inline = _Inline(parsed, store, limits, batch_size, progress, batched)
+        if executor == "auto":
+            _probe(inline, todo)
             loaded = sys.modules.get(__package__ + ".cluster")     # a cluster kept by an earlier sweep
             kept = loaded is not None and loaded.kept(workers, dashboard)
-            if _cluster_pays(fastest, len(todo), workers, kept):
+            if _cluster_pays(inline.per_run, len(todo), workers, kept):
                 _on_cluster(parsed, store, todo, client=None, scheduler=None, **on_cluster)
-            else:
-                inline.run(todo)
+                todo = []
+        inline.run(todo)
     store.finish()
     return store.frame()
+
+
+def _probe(inline: _Inline, todo: list) -> None:
+    """The timed runs of "auto" (module docstring): single runs until ``PROBE_SECONDS`` or
+    ``PROBE_RUNS``; where the runs go to the batch engine, one first (it pays the imports and
+    tells whether a batch would be long), then one batch of ``CHUNK[0]`` (what a run costs in
+    a batch), unless that batch would take longer than ``INLINE_STORE_SECONDS`` by the first
+    run's time (then the single run's time decides)."""
+    started, probed = time.perf_counter(), 0
+    while todo and probed < (1 if inline.batched else PROBE_RUNS) and time.perf_counter() - started < PROBE_SECONDS:
+        inline.run(todo[:1], chunk=1)
+        del todo[:1]
+        probed += 1
+    if inline.batched and len(todo) >= CHUNK[0] and inline.per_run * CHUNK[0] <= INLINE_STORE_SECONDS:
+        head = todo[:CHUNK[0]]
+        inline.run(head, chunk=CHUNK[0])
+        del todo[:CHUNK[0]]
 
 
 def _on_cluster(spec, store, todo, **where):

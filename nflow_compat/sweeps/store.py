@@ -6,7 +6,8 @@ sweep runs, one file in all once it has run (``finish``).
 read whole:
 
 * ``results.parquet/``: the table, one row per run: ``run``, one column per parameter
-  (named as in the spec), ``status`` ("ok" / "error"), ``error_code``, ``error``, one
+  (named as in the spec), ``status`` ("ok" / "error"), ``error_code``, ``error``,
+  ``batched`` (whether the run was integrated in a vectorized batch), one
   column per reduction (``<variable>.<reduction>``) and per event reduction
   (``events.<entry>``); ``_sweep.json`` says which sweep this is (readers skip names
   starting with ``_``);
@@ -22,7 +23,9 @@ is removed then). When a sweep call ends, its files are compacted into
 ``data-<k>.parquet`` (one, or one per ``FILE_BYTES`` of data) and the batch files removed.
 
 Counts (``crossings``, event counts) are integer columns, nullable: a failed run's is
-missing (pandas ``Int64``, not a float NaN); so are the integer parameters and ``run``.
+missing (pandas ``Int64``, not a float NaN); so are the integer parameters and ``run``;
+``batched`` is a nullable boolean (pandas ``boolean``; missing for a failed run, and for
+runs stored by a version without the column).
 """
 from __future__ import annotations
 
@@ -42,7 +45,7 @@ from .spec import Spec, event_column
 MANIFEST = "_sweep.json"
 FILE_BYTES = 256 * 1024 * 1024     # the compacted dataset: one file per this much data (in memory)
 _FILES = ("part-*.parquet", "data-*.parquet")
-_FIXED = (("status", pa.string()), ("error_code", pa.string()), ("error", pa.string()))
+_FIXED = (("status", pa.string()), ("error_code", pa.string()), ("error", pa.string()), ("batched", pa.bool_()))
 _TRACE_SCHEMA = pa.schema([("run", pa.int64()), ("variable", pa.dictionary(pa.int32(), pa.string())),
                            ("element", pa.int32()), ("sample", pa.int64()), ("time", pa.float64()),
                            ("value", pa.float64())])
@@ -207,8 +210,8 @@ class Store:
         return frame
 
 
-# arrow integer columns as pandas' nullable integers (a failed run's count is missing, not NaN)
-_NULLABLE = {pa.int64(): pd.Int64Dtype(), pa.int32(): pd.Int32Dtype()}
+# arrow integer and boolean columns as pandas' nullable ones (a failed run's count is missing, not NaN)
+_NULLABLE = {pa.int64(): pd.Int64Dtype(), pa.int32(): pd.Int32Dtype(), pa.bool_(): pd.BooleanDtype()}
 
 
 def _files(folder: Path) -> list:

@@ -12,9 +12,16 @@ any other pointer) the run patches the decoded JSON and validates it whole. Eith
 the plan itself (widths, slots, the blocks' closures, the physical islands) is built per
 run, because the block handlers and the islands bind parameter values into their
 closures and compiled matrices when they are built.
+
+Runs that re-bind a validated diagram differ only in parameter values: a batch of them
+(``Batch.batched``) goes to ``engine.batch.run_batch``, which integrates them side by side
+as one vectorized run where the diagram allows it (each run's row says whether it did:
+``batched``). Should the batch engine itself fail (a bug of ours), the batch's runs run one
+by one instead, with a ``RuntimeWarning``: the sweep loses nothing.
 """
 from __future__ import annotations
 
+import warnings
 from collections import OrderedDict
 from dataclasses import dataclass
 
@@ -42,6 +49,7 @@ class Batch:
     events: tuple
     limits: Limits
     base_dir: str | None
+    batched: bool = True       # runs that differ only in block parameters run as one batch
 
 
 class _Structure:
@@ -74,11 +82,23 @@ def _structure(batch: Batch) -> _Structure:
     return found
 
 
-def _one(structure: _Structure, batch: Batch, values) -> tuple:
-    """(row, traces) of one run; a failure is a row with its typed error, no traces."""
+def batchable(structure: "_Structure", batch: Batch) -> bool:
+    """Whether ``batch``'s runs go to the batch engine together (see the module docstring)."""
+    return batch.batched and structure.base is not None and len(batch.runs) > 1
+
+
+def _one(structure: _Structure, batch: Batch, values) -> dict:
+    """The result of one run on its own."""
     with api.expression_limits(batch.limits):
-        result = api.run_diagram(structure.diagram(values), limits=batch.limits, base_dir=batch.base_dir)
-    row = {"status": "ok", "error_code": None, "error": None}
+        return api.run_diagram(structure.diagram(values), limits=batch.limits, base_dir=batch.base_dir)
+
+
+def _kept(batch: Batch, result) -> tuple:
+    """(row, traces) of a run's result (a dict, or the NFlowError it ended in): what the
+    spec keeps of it; a failure is a row with its typed error, no traces."""
+    if isinstance(result, NFlowError):
+        return _error_row(result), []
+    row = {"status": "ok", "error_code": None, "error": None, "batched": bool(result["stats"].get("batched"))}
     traces = []
     for out in batch.outputs:
         times, recorded = reductions.recording(result, out.variable)
@@ -90,11 +110,40 @@ def _one(structure: _Structure, batch: Batch, values) -> tuple:
     return row, traces
 
 
-def batches(spec, todo: list, size: int, limits: Limits) -> list:
-    """The runs ``todo`` of ``spec`` (a ``spec.Spec``) as Batches of ``size`` runs."""
+def _error_row(err: NFlowError) -> dict:
+    return {"status": "error", "error_code": err.code, "error": err.message}
+
+
+def _guarded(make) -> tuple:
+    """(row, traces) from ``make()``; never raises for a run's own failure."""
+    try:
+        return make()
+    except NFlowError as err:
+        return _error_row(err), []
+    except Exception as exc:   # a bug of ours: still a typed row, and the sweep goes on
+        return _error_row(SimulationError("internal_error", f"internal error: {type(exc).__name__}: {exc}")), []
+
+
+def _all_at_once(structure: _Structure, batch: Batch) -> list | None:
+    """Every run's result from one call of the batch engine; None (and a warning) when the
+    engine itself failed."""
+    from ..engine import batch as batch_engine     # here: it imports scipy, which a causal run must not pay for
+    variants = [{target.block: value for target, value in zip(structure.targets, values)}
+                for _, values in batch.runs]
+    try:
+        return batch_engine.run_batch(structure.base, variants, limits=batch.limits, base_dir=batch.base_dir)
+    except Exception as exc:   # a bug of ours in the batch engine: its runs go one by one
+        warnings.warn(f"the batch engine failed on {len(variants)} runs ({type(exc).__name__}: {exc}); "
+                      "they run one by one instead", RuntimeWarning, stacklevel=2)
+        return None
+
+
+def batches(spec, todo: list, size: int, limits: Limits, batched: bool = True) -> list:
+    """The runs ``todo`` of ``spec`` (a ``spec.Spec``) as Batches of ``size`` runs
+    (``batched``: each Batch's runs to the batch engine together, where they can be)."""
     common = dict(structure=spec.structure, diagram=spec.diagram, pointers=tuple(p.pointer for p in spec.parameters),
                   blocks=tuple(p.block for p in spec.parameters), outputs=spec.outputs, events=spec.events,
-                  limits=limits, base_dir=spec.base_dir)
+                  limits=limits, base_dir=spec.base_dir, batched=batched)
     return [Batch(runs=tuple((run, spec.runs[run]) for run in todo[start:start + size]), **common)
             for start in range(0, len(todo), size)]
 
@@ -103,14 +152,9 @@ def run_batch(batch: Batch) -> list:
     """Per run of ``batch``: (run id, row, traces); traces are (variable, times or None,
     N x W values). Never raises for a run's own failure: that is its row."""
     structure = _structure(batch)
-    done = []
-    for run, values in batch.runs:
-        try:
-            row, traces = _one(structure, batch, values)
-        except NFlowError as err:
-            row, traces = {"status": "error", "error_code": err.code, "error": err.message}, []
-        except Exception as exc:   # a bug of ours: still a typed row, and the sweep goes on
-            err = SimulationError("internal_error", f"internal error: {type(exc).__name__}: {exc}")
-            row, traces = {"status": "error", "error_code": err.code, "error": err.message}, []
-        done.append((run, row, traces))
-    return done
+    results = _all_at_once(structure, batch) if batchable(structure, batch) else None
+    if results is not None:
+        return [(run, *_guarded(lambda result=result: _kept(batch, result)))
+                for (run, _), result in zip(batch.runs, results)]
+    return [(run, *_guarded(lambda values=values: _kept(batch, _one(structure, batch, values))))
+            for run, values in batch.runs]

@@ -103,6 +103,22 @@ def test_sweep_equals_sequential_simulate_runs(client):
         assert s["time"].tolist() == expected[f]["time"]
 
 
+def test_batched_on_the_cluster_equals_single_runs(client):
+    """Tasks of many runs go to the batch engine on the workers: rows say so, and equal the
+    single runs within the solver's tolerance, the events' counts and times included."""
+    values = [1.0, 2.5, 4.0, 5.5, 7.0, 8.5, 10.0, 3.0]
+    batched = nc.sweep(mass_spec(values, events=["count", "mode", "event_time(stop1, forward)"]), client)
+    single = nc.sweep(mass_spec(values, events=["count", "mode", "event_time(stop1, forward)"]), client,
+                      batched=False)
+    assert batched["batched"].tolist() == [True] * len(values) and single["batched"].tolist() == [False] * len(values)
+    for column in ("events.count", "events.mode"):
+        assert batched[column].tolist() == single[column].tolist()
+    tol = 10 * MASS["relTol"]
+    for column in ("stop1.v.max", "stop1.v.final", "stop1.v.first_rising(0)", "events.event_time(stop1, forward)"):
+        np.testing.assert_allclose(batched[column], single[column], rtol=tol, atol=tol, err_msg=column)
+    check_against(single, sequential(values))
+
+
 def test_a_killed_worker_loses_no_run(client):
     values = [1.0 + 0.5 * k for k in range(12)]
     victim = sorted(client.run(os.getpid).values())[0]
@@ -170,7 +186,7 @@ def test_cli_on_a_scheduler_writes_the_table(client, tmp_path, capsys, monkeypat
     code = cli.main(["sweep", str(spec_file), "-o", str(out), "--scheduler", client.scheduler.address, "-q"])
     summary = orjson.loads(capsys.readouterr().out)
     assert code == 0
-    assert summary == {"status": "ok", "runs": 3, "ok": 2, "errors": {"stop_violated_at_init": 1},
+    assert summary == {"status": "ok", "runs": 3, "ok": 2, "batched": 0, "errors": {"stop_violated_at_init": 1},
                        "output": str(out)}
     frame = pd.read_parquet(out)
     assert frame["stop1.s0"].tolist() == [0.0, 0.5, 30.0] and frame["status"].tolist() == ["ok", "ok", "error"]

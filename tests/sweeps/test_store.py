@@ -32,7 +32,8 @@ def test_store_writes_batches_resumes_and_refuses_another_sweep(tmp_path):
     assert sorted(p.name for p in store.traces_path(out).iterdir()) == [
         "part-0000000-0000001.parquet", "part-0000005-0000005.parquet"]
     frame = pd.read_parquet(out)                             # pandas reads the directory as one table
-    assert list(frame.columns) == ["run", "g.Gain", "src.Amplitude", "status", "error_code", "error", "y.max"]
+    assert list(frame.columns) == ["run", "g.Gain", "src.Amplitude", "status", "error_code", "error", "batched",
+                                   "y.max"]
     assert frame["g.Gain"].dtype == np.int64 and frame["src.Amplitude"].tolist() == ["k", "[1]", "[1]"]
     traces = pd.read_parquet(store.traces_path(out))
     assert len(traces) == 9 and set(traces["run"]) == {0, 1, 5}
@@ -95,11 +96,33 @@ def test_counts_are_nullable_integers():
     loaded = spec.load({"diagram": gains(), "parameters": {"g.Gain": [1, 2]},
                         "outputs": {"y": ["max", "crossings(0)"]}, "events": ["count"]})
     kept = store.Store(loaded)
-    kept.add([(0, {"status": "ok", "error_code": None, "error": None, "y.max": 1.0, "y.crossings(0)": 3,
-                   "events.count": 2}, []),
+    kept.add([(0, {"status": "ok", "error_code": None, "error": None, "batched": True, "y.max": 1.0,
+                   "y.crossings(0)": 3, "events.count": 2}, []),
               (1, {"status": "error", "error_code": "x", "error": "failed"}, [])])
     frame = kept.frame()
     for column in ("y.crossings(0)", "events.count", "run", "g.Gain"):
         assert frame[column].dtype == pd.Int64Dtype(), column
     assert frame["events.count"].tolist()[0] == 2 and frame["events.count"].isna().tolist() == [False, True]
     assert frame["y.max"].dtype == np.float64
+    assert frame["batched"].dtype == pd.BooleanDtype() and frame["batched"].tolist() == [True, pd.NA]
+
+
+def test_an_output_stored_without_the_batched_column_resumes(tmp_path):
+    """Batch files of a version that had no ``batched`` column: their runs count as done,
+    the rest run, and the table has the column with those runs' values missing."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    loaded = spec.load({"diagram": gains(), "parameters": {"g.Gain": [1, 2, 3]}, "outputs": {"y": ["max"]}})
+    out = tmp_path / "r.parquet"
+    kept = store.Store(loaded, out)
+    kept.add([(0, {"status": "ok", "error_code": None, "error": None, "batched": True, "y.max": 1.0}, [])])
+    old = pa.table({"run": [1], "g.Gain": [2], "status": ["ok"], "error_code": pa.array([None], pa.string()),
+                    "error": pa.array([None], pa.string()), "y.max": [2.0]})
+    pq.write_table(old, out / "part-0000001-0000001.parquet")
+    again = store.Store(loaded, out)
+    assert again.done == {0, 1}
+    again.add([(2, {"status": "ok", "error_code": None, "error": None, "batched": False, "y.max": 3.0}, [])])
+    again.finish()
+    frame = again.frame()
+    assert frame["run"].tolist() == [0, 1, 2] and frame["y.max"].tolist() == [1.0, 2.0, 3.0]
+    assert frame["batched"].tolist() == [True, pd.NA, False]

@@ -2,14 +2,18 @@
 ``simulate``, re-bound parameters (``diagram.with_params``), failing runs as rows."""
 from __future__ import annotations
 
+import copy
+import dataclasses
+
 import numpy as np
 import pytest
 
 import nflow_compat as nc
 from nflow_compat.diagram import Limits, with_params
+from nflow_compat.engine import batch as batch_engine
 from nflow_compat.params import set_pointer
 from nflow_compat.sweeps import spec, worker
-from tests.sweeps.sweep_specs import gains, mass_spec
+from tests.sweeps.sweep_specs import MASS, gains, mass_spec
 from tests.util import blk, diagram, wire
 
 
@@ -85,3 +89,70 @@ def test_failing_runs_are_rows_with_their_typed_error():
     rows = {run: row for run, row, _ in worker.run_batch(_batch(loaded))}
     assert rows[1]["error_code"] == "stop_violated_at_init" and "outside the right stop" in rows[1]["error"]
     assert rows[0]["status"] == "ok" and rows[0]["stop1.v.max"] > 0
+
+
+# ------------------------------------------------------------------- batched runs (engine.batch)
+
+STICK_SLIP_EVENTS = ["count", "mode", "event_time(stop1, forward)", "event_time(stop1, backward, -1)",
+                     "event_time(stop1, stuck)", "event_count(stop1, stuck)"]
+
+
+def _stick_slip(values):
+    """The mass over 3 s (it breaks away, sticks and slips again) at Coulomb forces ``values``."""
+    d = copy.deepcopy(MASS)
+    d["duration"] = 3.0
+    return spec.load(dict(diagram=d, parameters={"stop1.F_Coulomb": values}, events=STICK_SLIP_EVENTS,
+                          outputs={"stop1.v": ["max", "final", "mean"], "stop1.s": ["final"]}))
+
+
+def _compare_rows(batched: dict, single: dict, rel_tol: float):
+    """Counts equal, located event times within 1e-6 relative, values within ``rel_tol``
+    of the single run's scale."""
+    for column, value in single.items():
+        if column in ("batched",) or value is None or isinstance(value, str):
+            continue
+        if isinstance(value, int):
+            assert batched[column] == value, column
+        elif column.startswith("events."):
+            assert batched[column] == pytest.approx(value, rel=1e-6, nan_ok=True), column
+        else:
+            assert batched[column] == pytest.approx(value, rel=rel_tol, abs=rel_tol), column
+
+
+def test_batched_runs_equal_single_runs_events_included():
+    loaded = _stick_slip([1.0, 4.0, 7.0, 8.5, 10.0])     # from sliding on to sticking on the way back
+    batched = worker.run_batch(_batch(loaded))
+    single = worker.run_batch(dataclasses.replace(_batch(loaded), batched=False))
+    assert [row["batched"] for _, row, _ in batched] == [True] * 5
+    assert [row["batched"] for _, row, _ in single] == [False] * 5
+    for (run, got, _), (same_run, expected, _) in zip(batched, single):
+        assert run == same_run and got["status"] == expected["status"] == "ok"
+        _compare_rows(got, expected, rel_tol=10 * MASS["relTol"])
+    assert [row["events.event_count(stop1, stuck)"] for _, row, _ in single] == [0, 0, 1, 1, 1]
+
+
+def test_a_failing_variant_of_a_batch_is_its_row_the_others_run_batched():
+    loaded = spec.load(dict(mass_spec(), parameters={"stop1.s0": [0, 30, 0.5]}))   # 30: beyond the stop
+    rows = [row for _, row, _ in worker.run_batch(_batch(loaded))]
+    assert rows[1]["status"] == "error" and rows[1]["error_code"] == "stop_violated_at_init"
+    assert [rows[0]["batched"], rows[2]["batched"]] == [True, True]
+    assert rows[0]["stop1.v.max"] > 0 and rows[2]["stop1.v.max"] > 0
+
+
+def test_runs_that_parse_the_diagram_again_run_one_by_one():
+    loaded = spec.load({"diagram": gains(), "parameters": {"variables.k": [0.5, 1.0, 2.0]}, "outputs": {"y": ["max"]}})
+    rows = [row for _, row, _ in worker.run_batch(_batch(loaded))]
+    assert [row["batched"] for row in rows] == [False] * 3
+    assert [row["y.max"] for row in rows] == pytest.approx([1.0, 2.0, 4.0], rel=1e-3)
+
+
+def test_a_failing_batch_engine_falls_back_to_single_runs_with_a_warning(monkeypatch):
+    loaded = _stick_slip([1.0, 3.0, 5.0])
+    expected = worker.run_batch(dataclasses.replace(_batch(loaded), batched=False))
+
+    def broken(*args, **kwargs):
+        raise IndexError("a bug")
+    monkeypatch.setattr(batch_engine, "run_batch", broken)
+    with pytest.warns(RuntimeWarning, match="the batch engine failed on 3 runs .IndexError: a bug."):
+        got = worker.run_batch(_batch(loaded))
+    assert got == expected
