@@ -9,14 +9,16 @@ Two sweeps of the stick-slip mass (``examples/sweep_coulomb``: MSL stop1 driven 
   so the imports of pandas and pyarrow are not counted against it: a user who wants a
   DataFrame has them);
 * **stick-slip**: ``--sweep-runs`` runs (201 by default) over ``linspace(1, 9, n)``: the
-  loop, ``nc.sweep(spec)`` with no cluster kept (what it chooses, its start included), and
+  loop, ``nc.sweep(spec)`` with no cluster kept (what it chooses, its start included; also
+  with ``batched=False``), and
   for comparison ``executor="local"`` on a fresh local cluster (started and shut down
   inside the timing) and on the cluster it kept.
 
-Plus, in this process, what a sweep adds per run (``worker.run_batch`` over 20 runs
-against the same 20 plans' ``run()``, CPU seconds, min of 3 interleaved rounds), split into
-re-binding the values (``diagram.with_params``), building the plan, and for comparison a
-full re-validation.
+Plus, in this process, what a sweep adds per run (``worker.run_batch`` over 20 runs, each
+alone (``batched=False``), against the same 20 plans' ``run()``, CPU seconds, min of 3
+interleaved rounds), split into re-binding the values (``diagram.with_params``), building
+the plan, and for comparison a full re-validation; and the worker's time per run when the
+20 go to the batch engine together (the default).
 
 Targets (2 cores): the example sweep at most 1.1x the loop's wall time; the stick-slip
 sweep at least 1.5x faster than the loop, cluster start included.
@@ -24,6 +26,7 @@ sweep at least 1.5x faster than the loop, cluster start included.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import gc
 import json
 import statistics
@@ -98,10 +101,13 @@ def stick_slip(n: int, workers: int) -> dict:
     loop = _wall(lambda: _loop(values))
     chosen = _wall(lambda: nc.sweep(spec(values), workers=workers))
     close_local_cluster()
+    single = _wall(lambda: nc.sweep(spec(values), workers=workers, batched=False))    # each run alone, as chosen
+    close_local_cluster()
     fresh = _wall(lambda: (nc.sweep(spec(values), executor="local", workers=workers)))   # cluster start included
     kept = _wall(lambda: nc.sweep(spec(values), executor="local", workers=workers))     # the cluster it kept
     close_local_cluster()
-    return {"runs": n, "workers": workers, "loop_s": loop, "sweep_s": chosen, "local_fresh_s": fresh,
+    return {"runs": n, "workers": workers, "loop_s": loop, "sweep_s": chosen, "sweep_single_s": single,
+            "speedup_single": loop / single, "local_fresh_s": fresh,
             "local_kept_s": kept, "speedup": loop / chosen, "speedup_local_fresh": loop / fresh,
             "speedup_local_kept": loop / kept}
 
@@ -123,12 +129,14 @@ def in_process(values) -> dict:
     chosen = values[:IN_PROCESS_RUNS]
     loaded = spec_module.load(spec(chosen))
     batch = worker.batches(loaded, list(range(len(chosen))), len(chosen), Limits())[0]
+    single = dataclasses.replace(batch, batched=False)
     worker.run_batch(batch)                          # the structure cached, as on a worker after its first batch
     plans = [nc.compile_plan(_with(v)) for v in chosen]
     base = nc.validate(diagram())
     index = next(b.index for b in base.blocks if b.id == "stop1")
     rebinds = [with_params(base, {(index, "F_Coulomb"): v}) for v in chosen]
-    pieces = {"plan_runs": lambda: [p.run() for p in plans], "run_batch": lambda: worker.run_batch(batch),
+    pieces = {"plan_runs": lambda: [p.run() for p in plans], "run_batch": lambda: worker.run_batch(single),
+              "run_batch_batched": lambda: worker.run_batch(batch),
               "rebind": lambda: [with_params(base, {(index, "F_Coulomb"): v}) for v in chosen],
               "plan_build": lambda: [api.build_plan(d) for d in rebinds],
               "full_validate": lambda: [nc.validate(_with(v)) for v in chosen]}
@@ -168,13 +176,15 @@ def main(argv=None) -> int:
           f"({ex['ratio']:.2f}x the loop, target <= {TARGET_EXAMPLE}), inline {b['inline']:.2f} s "
           f"({ex['ratio_inline']:.2f}x)   min of {args.sweep_repeats}")
     print(f"  stick-slip, {ss['runs']} runs: loop {ss['loop_s']:.2f} s, sweep {ss['sweep_s']:.2f} s "
-          f"({ss['speedup']:.2f}x faster, target >= {TARGET_SPEEDUP}); on a local cluster: fresh "
+          f"({ss['speedup']:.2f}x faster, target >= {TARGET_SPEEDUP}; each run alone {ss['sweep_single_s']:.2f} s, "
+          f"{ss['speedup_single']:.2f}x); on a local cluster: fresh "
           f"{ss['local_fresh_s']:.2f} s ({ss['speedup_local_fresh']:.2f}x), kept {ss['local_kept_s']:.2f} s "
           f"({ss['speedup_local_kept']:.2f}x)")
     pieces = worker_side["cpu_ms_per_run"]
     print(f"  per run, CPU (min of {IN_PROCESS_ROUNDS}): run_batch {pieces['run_batch']:.2f} ms = plan.run() "
           f"{pieces['plan_runs']:.2f} ms + {worker_side['overhead_ms']:.2f} ms (re-bind {pieces['rebind']:.3f} ms, "
-          f"plan build {pieces['plan_build']:.2f} ms; a full re-validation would add {pieces['full_validate']:.2f} ms)")
+          f"plan build {pieces['plan_build']:.2f} ms; a full re-validation would add {pieces['full_validate']:.2f} ms); "
+          f"the {worker_side['runs']} batched together: {pieces['run_batch_batched']:.2f} ms a run")
     print(f"  load average at start {load_start}, at end {load_end}")
     if not args.no_write:
         RESULTS.mkdir(parents=True, exist_ok=True)
