@@ -29,6 +29,7 @@ import orjson
 
 from .. import api
 from ..diagram import Limits
+from ..engine import batch as batch_engine
 from ..errors import NFlowError, SimulationError
 from ..params import Target, bind, rebinds
 from . import reductions
@@ -127,7 +128,6 @@ def _guarded(make) -> tuple:
 def _all_at_once(structure: _Structure, batch: Batch) -> list | None:
     """Every run's result from one call of the batch engine; None (and a warning) when the
     engine itself failed."""
-    from ..engine import batch as batch_engine     # here: it imports scipy, which a causal run must not pay for
     variants = [{target.block: value for target, value in zip(structure.targets, values)}
                 for _, values in batch.runs]
     try:
