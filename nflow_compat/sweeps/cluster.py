@@ -57,8 +57,11 @@ def _ignoring_ctrl_c():
 def _start(workers: int, dashboard: str | None) -> LocalCluster:
     try:
         with _ignoring_ctrl_c():
+            # without a dashboard the scheduler still serves its HTTP routes (health, metrics):
+            # on a free port, not on the dashboard's 8787, which another cluster may hold
             return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                host="127.0.0.1", dashboard_address=dashboard, silence_logs=logging.ERROR)
+                                host="127.0.0.1", dashboard_address=dashboard, silence_logs=logging.ERROR,
+                                scheduler_kwargs=None if dashboard else {"dashboard_address": "127.0.0.1:0"})
     except (RuntimeError, OSError, ImportError) as exc:
         hint = (" (the dashboard needs bokeh: pip install 'bokeh>=3.1')" if dashboard and isinstance(exc, ImportError)
                 else "; in a script, call sweep() under `if __name__ == \"__main__\":` (its worker processes import "

@@ -17,6 +17,9 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.error
+import urllib.request
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -89,6 +92,19 @@ def test_the_local_cluster_listens_on_loopback_only(client):
         connections = getattr(proc, "net_connections", None) or proc.connections
         listening += [c.laddr.ip for c in connections(kind="inet") if c.status == psutil.CONN_LISTEN]
     assert len(listening) >= 1 + 2 * 2 and set(listening) == {"127.0.0.1"}
+
+
+def test_without_a_dashboard_none_is_served_and_a_second_cluster_takes_no_port_of_the_first(client):
+    port = client.scheduler_info()["services"]["dashboard"]     # the scheduler's HTTP routes
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=30) as reply:
+        assert reply.status == 200
+    with pytest.raises(urllib.error.HTTPError) as missing:
+        urllib.request.urlopen(f"http://127.0.0.1:{port}/status", timeout=30)
+    assert missing.value.code == 404
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")       # Dask warns when a port it wants is taken
+        with cluster.local_client(1) as second:
+            assert second.scheduler_info()["services"]["dashboard"] != port
 
 
 def test_sweep_equals_sequential_simulate_runs(client):
