@@ -133,7 +133,7 @@ def execute(spec, store, todo: list, *, workers: int, client=None, scheduler: st
             dashboard: str | None = None, batch_size: int | None = None, limits=None, progress=None,
             batched: bool = False) -> None:
     """Run ``todo`` (run ids of ``spec``) on the cluster, each finished batch into ``store``
-    (``batched``: the runs can go to the batch engine together, ``worker.batchable``)."""
+    (``batched``: the runs can go to the batch engine together, see ``worker``)."""
     with _client(client, scheduler, workers, dashboard) as active:
         size = batch_size or spec.batch_size or _batch_size(len(todo), len(active.scheduler_info()["workers"]),
                                                                  batched)

@@ -83,7 +83,7 @@ def _structure(batch: Batch) -> _Structure:
     return found
 
 
-def batchable(structure: "_Structure", batch: Batch) -> bool:
+def _goes_to_the_batch_engine(structure: _Structure, batch: Batch) -> bool:
     """Whether ``batch``'s runs go to the batch engine together (see the module docstring)."""
     return batch.batched and structure.base is not None and len(batch.runs) > 1
 
@@ -152,7 +152,7 @@ def run_batch(batch: Batch) -> list:
     """Per run of ``batch``: (run id, row, traces); traces are (variable, times or None,
     N x W values). Never raises for a run's own failure: that is its row."""
     structure = _structure(batch)
-    results = _all_at_once(structure, batch) if batchable(structure, batch) else None
+    results = _all_at_once(structure, batch) if _goes_to_the_batch_engine(structure, batch) else None
     if results is not None:
         return [(run, *_guarded(lambda result=result: _kept(batch, result)))
                 for (run, _), result in zip(batch.runs, results)]
