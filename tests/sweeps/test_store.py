@@ -106,23 +106,3 @@ def test_counts_are_nullable_integers():
     assert frame["y.max"].dtype == np.float64
     assert frame["batched"].dtype == pd.BooleanDtype() and frame["batched"].tolist() == [True, pd.NA]
 
-
-def test_an_output_stored_without_the_batched_column_resumes(tmp_path):
-    """Batch files of a version that had no ``batched`` column: their runs count as done,
-    the rest run, and the table has the column with those runs' values missing."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-    loaded = spec.load({"diagram": gains(), "parameters": {"g.Gain": [1, 2, 3]}, "outputs": {"y": ["max"]}})
-    out = tmp_path / "r.parquet"
-    kept = store.Store(loaded, out)
-    kept.add([(0, {"status": "ok", "error_code": None, "error": None, "batched": True, "y.max": 1.0}, [])])
-    old = pa.table({"run": [1], "g.Gain": [2], "status": ["ok"], "error_code": pa.array([None], pa.string()),
-                    "error": pa.array([None], pa.string()), "y.max": [2.0]})
-    pq.write_table(old, out / "part-0000001-0000001.parquet")
-    again = store.Store(loaded, out)
-    assert again.done == {0, 1}
-    again.add([(2, {"status": "ok", "error_code": None, "error": None, "batched": False, "y.max": 3.0}, [])])
-    again.finish()
-    frame = again.frame()
-    assert frame["run"].tolist() == [0, 1, 2] and frame["y.max"].tolist() == [1.0, 2.0, 3.0]
-    assert frame["batched"].tolist() == [True, pd.NA, False]
