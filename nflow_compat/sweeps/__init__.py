@@ -57,7 +57,8 @@ def sweep(spec: dict[str, Any] | str | os.PathLike[str], client: Client | None =
         Worker processes of the local cluster (default: one per core).
     batch_size : int, optional
         Runs per Dask task (default: about 8 tasks per worker, at most 64 runs each; where
-        the runs are batched, about 2 per worker, at most 512 each).
+        the runs are batched, about 2 per worker, at most 512 each), and in this process at
+        most per call of the batch engine.
     limits : Limits, optional
         The bounds of every run (default ``Limits()``).
     base_dir : str or os.PathLike, optional
