@@ -463,7 +463,9 @@ def _parser() -> argparse.ArgumentParser:
                           "local: on a local cluster")
     swp.add_argument("--dashboard", nargs="?", const="127.0.0.1:8787", metavar="ADDR",
                      help="turn the local cluster's Dask dashboard on (default address 127.0.0.1:8787; needs bokeh)")
-    swp.add_argument("--batch-size", type=int, metavar="N", help="runs per Dask task, and at most per call of the batch engine in this process (default: automatic)")
+    swp.add_argument("--batch-size", type=int, metavar="N",
+                     help="runs per Dask task, and at most per call of the batch engine in this process "
+                          "(default: automatic)")
     swp.add_argument("--batched", action=argparse.BooleanOptionalAction, default=True,
                      help="runs that differ only in block parameters go to the batch engine many at once, "
                           "integrated as one vectorized run where the diagram allows it (default); --no-batched: "
