@@ -166,12 +166,18 @@ def rebinds(targets) -> bool:
     return all(t.block is not None for t in targets)
 
 
+def block_values(targets, values) -> dict:
+    """``values`` (one per target; every target a top-level block parameter: ``rebinds``)
+    as ``with_params`` takes them: (block index, param) -> value."""
+    return {t.block: value for t, value in zip(targets, values)}
+
+
 def bind(diagram: Diagram, targets, values, source, validate) -> Diagram:
     """``diagram`` with ``values`` (one per target) at ``targets``: re-bound into it when
     every target is a top-level block parameter (``with_params``), else set into a fresh
     decoding of the diagram's JSON ``source`` (bytes), which ``validate(raw)`` parses."""
     if rebinds(targets):
-        return with_params(diagram, {t.block: value for t, value in zip(targets, values)})
+        return with_params(diagram, block_values(targets, values))
     raw = orjson.loads(source)
     for target, value in zip(targets, values):
         set_pointer(raw, target.pointer, value)

@@ -34,6 +34,7 @@ import time
 
 from ..diagram import Limits
 from ..errors import DiagramError, SimulationError
+from ..params import rebinds
 from . import spec as spec_module
 from .outcomes import Interrupted
 from .store import Store
@@ -86,14 +87,15 @@ class _Inline:
 
     def run(self, todo: list, chunk: int | None = None) -> None:
         """Run ``todo``, ``chunk`` runs per call of the worker (default: ``self.chunk()``)."""
+        start = 0
         try:
-            while todo:
-                size = chunk or self.chunk()
+            while start < len(todo):
+                head = todo[start:start + (chunk or self.chunk())]
                 started = time.perf_counter()
-                for batch in batches(self.spec, todo[:size], size, self.limits, self.batched):
-                    self.pending += run_batch(batch)
-                self.per_run = min(self.per_run, (time.perf_counter() - started) / len(todo[:size]))
-                del todo[:size]
+                [batch] = batches(self.spec, head, len(head), self.limits, self.batched)
+                self.pending += run_batch(batch)
+                self.per_run = min(self.per_run, (time.perf_counter() - started) / len(head))
+                start += len(head)
                 if (time.perf_counter() - self.stored_at > INLINE_STORE_SECONDS
                         or len(self.pending) >= self.batch_size):
                     self.flush()
@@ -133,7 +135,7 @@ def sweep(spec, client=None, *, output=None, scheduler: str | None = None, worke
     todo = [run for run in range(len(parsed.runs)) if run not in store.done]
     workers = workers or cores()
     # runs that differ only in top-level block parameters can go to the batch engine together
-    batched = batched and all(p.block is not None for p in parsed.parameters)
+    batched = batched and rebinds(parsed.parameters)
     on_cluster = dict(limits=limits, batch_size=batch_size, workers=workers, dashboard=dashboard, progress=progress,
                       batched=batched)
     if todo and (executor == "local" or client is not None or scheduler is not None):
@@ -164,8 +166,7 @@ def _probe(inline: _Inline, todo: list) -> None:
         del todo[:1]
         probed += 1
     if inline.batched and len(todo) >= CHUNK[0] and inline.per_run * CHUNK[0] <= INLINE_STORE_SECONDS:
-        head = todo[:CHUNK[0]]
-        inline.run(head, chunk=CHUNK[0])
+        inline.run(todo[:CHUNK[0]], chunk=CHUNK[0])
         del todo[:CHUNK[0]]
 
 

@@ -31,7 +31,7 @@ from .. import api
 from ..diagram import Limits
 from ..engine import batch as batch_engine
 from ..errors import NFlowError, SimulationError
-from ..params import Target, bind, rebinds
+from ..params import Target, bind, block_values, rebinds
 from . import reductions
 from .spec import event_column
 
@@ -128,8 +128,7 @@ def _guarded(make) -> tuple:
 def _all_at_once(structure: _Structure, batch: Batch) -> list | None:
     """Every run's result from one call of the batch engine; None (and a warning) when the
     engine itself failed."""
-    variants = [{target.block: value for target, value in zip(structure.targets, values)}
-                for _, values in batch.runs]
+    variants = [block_values(structure.targets, values) for _, values in batch.runs]
     try:
         return batch_engine.run_batch(structure.base, variants, limits=batch.limits, base_dir=batch.base_dir)
     except Exception as exc:   # a bug of ours in the batch engine: its runs go one by one
