@@ -131,14 +131,6 @@ def test_batched_runs_equal_single_runs_events_included():
     assert [row["events.event_count(stop1, stuck)"] for _, row, _ in single] == [0, 0, 1, 1, 1]
 
 
-def test_a_failing_variant_of_a_batch_is_its_row_the_others_run_batched():
-    loaded = spec.load(dict(mass_spec(), parameters={"stop1.s0": [0, 30, 0.5]}))   # 30: beyond the stop
-    rows = [row for _, row, _ in worker.run_batch(_batch(loaded))]
-    assert rows[1]["status"] == "error" and rows[1]["error_code"] == "stop_violated_at_init"
-    assert [rows[0]["batched"], rows[2]["batched"]] == [True, True]
-    assert rows[0]["stop1.v.max"] > 0 and rows[2]["stop1.v.max"] > 0
-
-
 def test_runs_that_parse_the_diagram_again_run_one_by_one():
     loaded = spec.load({"diagram": gains(), "parameters": {"variables.k": [0.5, 1.0, 2.0]}, "outputs": {"y": ["max"]}})
     rows = [row for _, row, _ in worker.run_batch(_batch(loaded))]
